@@ -1,0 +1,23 @@
+//! drape — skinned characters (LBS, DQS, optimized centres of rotation) wearing mass-spring
+//! garments that collide with the body, themselves and each other, dry or wet.
+//!
+//! One frame, end to end (each arrow is a plain function over plain data):
+//!
+//! ```text
+//! load (glTF) → sample clip → forward kinematics → skin (LBS | DQS | CoR)
+//!             → move body proxies, refit BVH → step garments (substeps) → upload → draw
+//! ```
+//!
+//! The core (everything but `gpu` and `app`) has no GPU or window dependency:
+//! `cargo test --no-default-features` builds and tests it.
+
+pub mod anim;
+pub mod asset;
+pub mod body;
+pub mod cli;
+pub mod cloth;
+pub mod math;
+pub mod rig;
+pub mod skin;
+
+pub use rig::Rig;

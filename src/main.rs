@@ -1,0 +1,22 @@
+//! The `drape` binary: parses the command line and calls the library.
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "drape", version, about = "Skinned characters wearing simulated garments")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {}
+
+fn main() {
+    let cli = Cli::parse();
+    let result: Result<(), drape::cli::CliError> = match cli.command {};
+    if let Err(e) = result {
+        eprintln!("drape: {e}");
+        std::process::exit(1);
+    }
+}
