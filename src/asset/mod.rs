@@ -1,1 +1,3 @@
-//! asset
+//! Reading and writing assets: glTF in, glTF and OBJ out.
+
+pub mod obj;
