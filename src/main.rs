@@ -3,11 +3,7 @@
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(
-    name = "drape",
-    version,
-    about = "Skinned characters wearing simulated garments"
-)]
+#[command(name = "drape", version, about = "Skinned characters wearing simulated garments")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -592,3 +592,87 @@ fn external_uri_needs_a_folder_and_stays_inside_it() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn node_matrices_are_decomposed_and_shear_is_reported() {
+    let mut b = builder::Builder::new();
+    let pos = b.f32s(&[0., 0., 0., 1., 0., 0., 0., 1., 0.], "VEC3");
+    let trs = Mat4::from_scale_rotation_translation(
+        Vec3::new(2.0, 3.0, 4.0),
+        Quat::from_rotation_y(0.7),
+        Vec3::new(1.0, -2.0, 5.0),
+    );
+    let mut shear = Mat4::IDENTITY;
+    shear.y_axis.x = 0.5;
+    let rest = json!({
+        "nodes": [
+            {"name": "trs", "matrix": trs.to_cols_array(), "children": [1]},
+            {"name": "shear", "matrix": shear.to_cols_array(), "mesh": 0}
+        ],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": pos}}]}]
+    });
+    let rig = from_slice(&b.gltf(&rest), "matrix.gltf");
+    let t = rig.skeleton.rest[0];
+    assert!(t.to_mat4().abs_diff_eq(trs, 1e-5));
+    assert!(close3(t.scale, [2.0, 3.0, 4.0]));
+    assert!(t.rotation.abs_diff_eq(Quat::from_rotation_y(0.7), 1e-5));
+    let w: Vec<&String> = rig
+        .warnings
+        .iter()
+        .filter(|w| w.contains("shear"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", rig.warnings);
+    assert!(w[0].contains("node 1"), "{}", w[0]);
+}
+
+#[test]
+fn info_describes_the_rig() {
+    let (b, rest) = builder::skinned_quad("mixamorig1:");
+    let rig = from_slice(&b.glb(&rest), "quad.glb");
+    let text = drape::cli::info::describe(&rig, false);
+    assert!(
+        text.contains("4 nodes, 1 meshes (4 vertices), 1 skins"),
+        "{text}"
+    );
+    assert!(text.contains("prefix \"mixamorig1:\""), "{text}");
+    let clip_row = text.lines().find(|l| l.contains("Bend")).expect(&text);
+    // name, start, duration, channels, keys, interpolation
+    assert!(
+        clip_row.contains("0.033 s") && clip_row.contains("0.967 s"),
+        "{clip_row}"
+    );
+    assert!(
+        clip_row.contains(" 3 ") && clip_row.ends_with("LINEAR"),
+        "{clip_row}"
+    );
+    let mesh_row = text
+        .lines()
+        .find(|l| l.contains("Body/body#0"))
+        .expect(&text);
+    let cells: Vec<&str> = mesh_row.split_whitespace().collect();
+    assert_eq!(cells[1..5], ["4", "2", "4", "0"], "{mesh_row}");
+    assert!(text.contains("no warnings"));
+}
+
+#[test]
+fn info_binary_prints_and_fails_with_the_error() {
+    let exe = env!("CARGO_BIN_EXE_drape");
+    let out = std::process::Command::new(exe)
+        .arg("info")
+        .arg(khronos("Fox/Fox.glb"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("Survey") && s.contains("1728") && s.contains("1024×1024"),
+        "{s}"
+    );
+    let out = std::process::Command::new(exe)
+        .args(["info", "no/such/file.glb"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("file.glb") && e.contains("cannot read"), "{e}");
+}

@@ -930,7 +930,15 @@ fn decode_image(
             .saturating_add(w as u64 * h as u64 * 4),
     );
     reader.limits(limits);
-    match reader.decode() {
+    // The decoders are third-party code fed with file bytes: contain a panic there as a warning
+    // too, so that "loaders never panic" holds for the whole load.
+    let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.decode()))
+        .unwrap_or_else(|_| {
+            Err(image::ImageError::IoError(std::io::Error::other(
+                "the decoder panicked",
+            )))
+        });
+    match decoded {
         Ok(im) => {
             let rgba = im.into_rgba8();
             Ok(Some(Texture {
