@@ -120,7 +120,7 @@ mod tests {
 
     fn glb(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
         let pad = |v: &mut Vec<u8>, b: u8| {
-            while v.len() % 4 != 0 {
+            while !v.len().is_multiple_of(4) {
                 v.push(b)
             }
         };

@@ -1214,6 +1214,9 @@ fn build_meshes(
     Ok(out)
 }
 
+/// Joint numbers and weights of one JOINTS_n/WEIGHTS_n set.
+type Influences = (Vec<[u16; 4]>, Vec<[f32; 4]>);
+
 /// Reads one JOINTS_n/WEIGHTS_n pair, checking joint numbers against the skin.
 fn read_influences(
     cx: &mut Ctx,
@@ -1222,7 +1225,7 @@ fn read_influences(
     joint_count: usize,
     here: &str,
     set: u32,
-) -> Result<(Vec<[u16; 4]>, Vec<[f32; 4]>), AssetError> {
+) -> Result<Influences, AssetError> {
     if !matches!(ja.component, Component::U8 | Component::U16) {
         return Err(cx.err(format!(
             "accessor {} (JOINTS_{set} of {here}) has component type {}; UNSIGNED_BYTE or UNSIGNED_SHORT expected",

@@ -174,7 +174,7 @@ mod tests {
             classify("tex/a%20b.png", false),
             Ok(UriKind::Relative("tex/a b.png".into()))
         );
-        assert_eq!(classify("./a/../b.bin", false).is_err(), true);
+        assert!(classify("./a/../b.bin", false).is_err());
     }
 
     #[test]

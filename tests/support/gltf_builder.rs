@@ -27,7 +27,7 @@ impl Builder {
 
     /// Appends raw bytes as a buffer view (optionally strided); returns the view index.
     pub fn view(&mut self, bytes: &[u8], stride: Option<usize>) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let mut v = json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len()});
@@ -163,7 +163,7 @@ impl Builder {
 /// Wraps a JSON chunk and an optional BIN chunk into a GLB container.
 pub fn glb_bytes(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
     let mut j = json.to_vec();
-    while j.len() % 4 != 0 {
+    while !j.len().is_multiple_of(4) {
         j.push(b' ');
     }
     let mut out = Vec::new();
@@ -175,7 +175,7 @@ pub fn glb_bytes(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
     out.extend_from_slice(&j);
     if let Some(b) = bin {
         let mut b = b.to_vec();
-        while b.len() % 4 != 0 {
+        while !b.len().is_multiple_of(4) {
             b.push(0);
         }
         out.extend_from_slice(&(b.len() as u32).to_le_bytes());
@@ -219,12 +219,7 @@ pub fn skinned_quad(prefix: &str) -> (Builder, Value) {
         "MAT4",
     );
     let times = b.f32s(&[1.0 / 30.0, 0.5, 1.0], "SCALAR");
-    let rots = b.f32s(
-        &[
-            0., 0., 0., 1., 0., 0., 0.7071068, 0.7071068, 0., 0., 0., 2.0,
-        ],
-        "VEC4",
-    );
+    let rots = b.f32s(&[0., 0., 0., 1., 0., 0., 0.6, 0.8, 0., 0., 0., 2.0], "VEC4");
     let rest = json!({
         "scene": 0,
         "scenes": [{"nodes": [0]}],
