@@ -76,17 +76,16 @@ fn glb_container_errors() {
         let e = expect_err(&good[..n], "cut.glb", &[]);
         let m = e.to_string();
         assert!(
-            m.contains("truncated") || m.contains("not a GLB") || m.contains("JSON"),
+            m.contains("truncated") || m.contains("neither a GLB") || m.contains("empty"),
             "length {n}: {m}"
         );
     }
     let mut bad = good.clone();
     bad[0] = b'X';
-    // Without the magic it is parsed as JSON text, which it is not.
-    expect_err(&bad, "magic.glb", &["JSON"]);
+    expect_err(&bad, "magic.glb", &["neither a GLB file", "magic"]);
     let mut bad = good.clone();
     bad[3] = b'X';
-    expect_err(&bad, "magic2.glb", &["JSON"]);
+    expect_err(&bad, "magic2.bin", &["neither a GLB file", "magic"]);
     let mut bad = good.clone();
     bad[4..8].copy_from_slice(&1u32.to_le_bytes());
     expect_err(&bad, "version.glb", &["GLB version 1"]);
@@ -110,7 +109,8 @@ fn glb_container_errors() {
 
 #[test]
 fn json_errors() {
-    expect_err(b"", "empty.gltf", &["JSON"]);
+    expect_err(b"", "empty.gltf", &["empty"]);
+    expect_err(b"PK\x03\x04zip", "zip.gltf", &["neither a GLB file"]);
     expect_err(
         b"{\"asset\": {\"version\": \"2.0\"",
         "syntax.gltf",

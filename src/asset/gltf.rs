@@ -68,16 +68,27 @@ pub fn load_rig_from_slice(
         base_dir,
         warn: Warnings::default(),
     };
+    if bytes.is_empty() {
+        return Err(cx.err("the file is empty"));
+    }
     let (json_bytes, bin) = if glb::looks_like_glb(bytes) {
         let g = glb::parse(bytes).map_err(|p| cx.err(p))?;
         (g.json, g.bin)
     } else {
-        (
-            bytes
-                .strip_prefix(b"\xEF\xBB\xBF".as_slice())
-                .unwrap_or(bytes),
-            None,
-        )
+        let text = bytes
+            .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+            .unwrap_or(bytes);
+        // JSON text starts with '{' (after white space); anything else is a damaged GLB or not
+        // glTF at all, and saying so beats a JSON parser's "expected value at line 1".
+        let first = text.iter().find(|b| !b.is_ascii_whitespace());
+        let named_glb = label.to_ascii_lowercase().ends_with(".glb");
+        if !text.is_empty() && (first != Some(&b'{') || named_glb) {
+            let head: Vec<u8> = bytes.iter().take(4).copied().collect();
+            return Err(cx.err(format!(
+                "neither a GLB file (magic is {head:02x?}, expected \"glTF\") nor glTF JSON text"
+            )));
+        }
+        (text, None)
     };
     let root: json::Root = json::deserialize::from_slice(json_bytes)
         .map_err(|e| cx.err(format!("invalid glTF JSON: {e}")))?;
