@@ -10,11 +10,16 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Describe a character file: meshes, skins, nodes, clips, textures, loader warnings.
+    Info(drape::cli::info::Args),
+}
 
 fn main() {
     let cli = Cli::parse();
-    let result: Result<(), drape::cli::CliError> = match cli.command {};
+    let result: Result<(), drape::cli::CliError> = match cli.command {
+        Command::Info(args) => drape::cli::info::run(args),
+    };
     if let Err(e) = result {
         eprintln!("drape: {e}");
         std::process::exit(1);
