@@ -64,22 +64,10 @@ pub(crate) fn blend_dq<const N: usize>(
     w: &[f32; N],
 ) -> (Vec4, Vec4) {
     let rot = |k: usize| {
-        Vec4::from(
-            palette
-                .rotation
-                .get(j[k] as usize)
-                .copied()
-                .unwrap_or(Quat::IDENTITY),
-        )
+        Vec4::from(palette.rotation[(j[k] as usize).min(palette.rotation.len().saturating_sub(1))])
     };
     let dual = |k: usize| {
-        Vec4::from(
-            palette
-                .dual
-                .get(j[k] as usize)
-                .copied()
-                .unwrap_or(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0)),
-        )
+        Vec4::from(palette.dual[(j[k] as usize).min(palette.dual.len().saturating_sub(1))])
     };
     let reference = rot(strongest(w));
     let mut b0 = Vec4::ZERO;
@@ -101,13 +89,7 @@ pub(crate) fn blend_rotation<const N: usize>(
     w: &[f32; N],
 ) -> Vec4 {
     let rot = |k: usize| {
-        Vec4::from(
-            palette
-                .rotation
-                .get(j[k] as usize)
-                .copied()
-                .unwrap_or(Quat::IDENTITY),
-        )
+        Vec4::from(palette.rotation[(j[k] as usize).min(palette.rotation.len().saturating_sub(1))])
     };
     let reference = rot(strongest(w));
     let mut b0 = Vec4::ZERO;
@@ -124,7 +106,9 @@ pub(crate) fn blend_rotation<const N: usize>(
 #[inline(always)]
 pub(crate) fn rotation_matrix(q: Vec4) -> (Mat3A, f32) {
     let len2 = q.length_squared();
-    let inv = if len2 > 1e-30 { len2.recip() } else { 0.0 };
+    // 1/|q|² as the square of the refined reciprocal square root: no division on the path.
+    let r = super::rsqrt(len2.max(1e-30));
+    let inv = r * r;
     let s = 2.0 * inv;
     let (x, y, z, w) = (q.x, q.y, q.z, q.w);
     let (xs, ys, zs) = (x * s, y * s, z * s);
@@ -160,11 +144,7 @@ pub(crate) fn apply_stretch<const N: usize, const MODE: u8>(
         MODE_COMMON => (*common * p, normal_matrix(*common) * n),
         _ => {
             let at = |k: usize| {
-                palette
-                    .stretch
-                    .get(j[k] as usize)
-                    .copied()
-                    .unwrap_or(Mat3A::IDENTITY)
+                palette.stretch[(j[k] as usize).min(palette.stretch.len().saturating_sub(1))]
             };
             let s0 = at(0);
             let w0 = Vec3A::splat(w[0]);

@@ -13,7 +13,10 @@ pub(crate) fn blend_affine<const N: usize>(
     j: &[u16; N],
     w: &[f32; N],
 ) -> Affine3A {
-    let at = |k: usize| palette.get(j[k] as usize).unwrap_or(&Affine3A::IDENTITY);
+    // Clamping instead of `get` keeps the loop branch-free and lets the compiler drop the bounds
+    // check; callers pad the palette, so the clamp only matters for corrupt joint numbers.
+    let last = palette.len().saturating_sub(1);
+    let at = |k: usize| &palette[(j[k] as usize).min(last)];
     let a = at(0);
     let w0 = Vec3A::splat(w[0]);
     let (mut c0, mut c1, mut c2, mut t) = (
