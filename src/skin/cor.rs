@@ -515,9 +515,13 @@ pub fn skin_vertex<const N: usize, const MODE: u8>(
     let m = blend_affine(&palette.world_from_bind, j, w);
     let lbs_center = m.matrix3 * center + m.translation;
     let q = dqs::blend_rotation(palette, j, w);
-    let (r, _) = dqs::rotation_matrix(q);
+    let inv_len2 = dqs::inverse_length_squared(q);
+    let v = Vec3A::new(q.x, q.y, q.z);
     let (d, n) = dqs::apply_stretch::<N, MODE>(palette, common, j, w, p - center, n);
-    (r * d + lbs_center, normalize_safe(r * n))
+    (
+        dqs::rotate(v, q.w, inv_len2, d) + lbs_center,
+        normalize_safe(dqs::rotate(v, q.w, inv_len2, n)),
+    )
 }
 
 pub(crate) fn skin(

@@ -74,7 +74,8 @@ pub(crate) fn blend_dq<const N: usize>(
     let mut be = Vec4::ZERO;
     for k in 0..N {
         let r = rot(k);
-        let s = if r.dot(reference) < 0.0 { -w[k] } else { w[k] };
+        // Branch-free sign: the weight takes the sign of q_k · q_ref.
+        let s = w[k].copysign(r.dot(reference));
         b0 += r * s;
         be += dual(k) * s;
     }
@@ -95,38 +96,33 @@ pub(crate) fn blend_rotation<const N: usize>(
     let mut b0 = Vec4::ZERO;
     for k in 0..N {
         let r = rot(k);
-        let s = if r.dot(reference) < 0.0 { -w[k] } else { w[k] };
+        // Branch-free sign: the weight takes the sign of q_k · q_ref.
+        let s = w[k].copysign(r.dot(reference));
         b0 += r * s;
     }
     b0
 }
 
-/// Rotation matrix of the unnormalised quaternion `q` (= rot(q / |q|)), without a square root:
-/// the usual formula with 2 replaced by 2/|q|². Returns also 1/|q|².
+/// 1/|q|² of a blended quaternion, without a division (refined reciprocal square root,
+/// squared); 0 when every weight cancelled, which makes [`rotate`] the identity.
 #[inline(always)]
-pub(crate) fn rotation_matrix(q: Vec4) -> (Mat3A, f32) {
+pub(crate) fn inverse_length_squared(q: Vec4) -> f32 {
     let len2 = q.length_squared();
-    // 1/|q|² as the square of the refined reciprocal square root: no division on the path.
-    let r = super::rsqrt(len2.max(1e-30));
-    let inv = r * r;
-    let s = 2.0 * inv;
-    let (x, y, z, w) = (q.x, q.y, q.z, q.w);
-    let (xs, ys, zs) = (x * s, y * s, z * s);
-    let (xx, yy, zz) = (x * xs, y * ys, z * zs);
-    let (xy, xz, yz) = (x * ys, x * zs, y * zs);
-    let (wx, wy, wz) = (w * xs, w * ys, w * zs);
-    if len2 <= 1e-30 {
-        // All weights cancelled (or zero): no rotation to speak of; identity keeps the vertex.
-        return (Mat3A::IDENTITY, 0.0);
+    if len2 > 1e-30 {
+        let r = super::rsqrt(len2);
+        r * r
+    } else {
+        0.0
     }
-    (
-        Mat3A::from_cols(
-            Vec3A::new(1.0 - (yy + zz), xy + wz, xz - wy),
-            Vec3A::new(xy - wz, 1.0 - (xx + zz), yz + wx),
-            Vec3A::new(xz + wy, yz - wx, 1.0 - (xx + yy)),
-        ),
-        inv,
-    )
+}
+
+/// Rotates `x` by the unnormalised quaternion (v, w) with 1/|q|² = `inv_len2`:
+/// x' = x + w t + v × t with t = 2 (v × x)/|q|² (the unit-quaternion formula
+/// x + 2w (v × x) + 2 v × (v × x) with the scale divided out). Two cross products, no matrix.
+#[inline(always)]
+pub(crate) fn rotate(v: Vec3A, w: f32, inv_len2: f32, x: Vec3A) -> Vec3A {
+    let t = v.cross(x) * (2.0 * inv_len2);
+    x + t * w + v.cross(t)
 }
 
 /// The blended scale/shear applied to `p` and `n` before the rigid part (two-phase skinning).
@@ -178,13 +174,16 @@ pub fn skin_vertex<const N: usize, const MODE: u8>(
 ) -> (Vec3A, Vec3A) {
     let (p, n) = apply_stretch::<N, MODE>(palette, common, j, w, p, n);
     let (b0, be) = blend_dq(palette, j, w);
-    let (r, inv_len2) = rotation_matrix(b0);
+    let inv_len2 = inverse_length_squared(b0);
     // t = 2 (w0 vε − wε v0 + v0 × vε) for c = b/|b0|; with b unnormalised, the products of two
     // parts carry 1/|b0|².
     let v0 = Vec3A::new(b0.x, b0.y, b0.z);
     let ve = Vec3A::new(be.x, be.y, be.z);
     let t = (ve * b0.w - v0 * be.w + v0.cross(ve)) * (2.0 * inv_len2);
-    (r * p + t, normalize_safe(r * n))
+    (
+        rotate(v0, b0.w, inv_len2, p) + t,
+        normalize_safe(rotate(v0, b0.w, inv_len2, n)),
+    )
 }
 
 pub(crate) fn skin(
@@ -270,14 +269,15 @@ mod tests {
     }
 
     #[test]
-    fn rotation_matrix_of_unnormalised_quaternion() {
-        let q = Quat::from_rotation_y(0.7);
-        let (m, _) = rotation_matrix(Vec4::from(q) * 3.0);
-        let e = Mat3A::from_quat(q);
-        assert!(
-            (m.x_axis - e.x_axis).length() < 1e-6
-                && (m.y_axis - e.y_axis).length() < 1e-6
-                && (m.z_axis - e.z_axis).length() < 1e-6
+    fn rotation_by_an_unnormalised_quaternion() {
+        let q = Quat::from_axis_angle(Vec3::new(1.0, -2.0, 0.5).normalize(), 2.3);
+        let b = Vec4::from(q) * 3.0;
+        let x = Vec3A::new(0.3, -1.2, 2.0);
+        let r = rotate(Vec3A::new(b.x, b.y, b.z), b.w, inverse_length_squared(b), x);
+        assert!((r - Vec3A::from(q * Vec3::from(x))).length() < 1e-5);
+        assert_eq!(
+            rotate(Vec3A::ZERO, 0.0, inverse_length_squared(Vec4::ZERO), x),
+            x
         );
     }
 }

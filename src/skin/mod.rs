@@ -168,6 +168,13 @@ impl Palette {
             Affine3A::IDENTITY
         };
         let (rotation, stretch) = dqs::split_rigid_stretch(affine.matrix3);
+        // Canonical sign (w ≥ 0): q and −q are the same rotation, and keeping neighbouring joints
+        // in one hemisphere makes the per-vertex antipodality flip rare.
+        let rotation = if rotation.w < 0.0 {
+            -rotation
+        } else {
+            rotation
+        };
         let dq = DualQuat::from_rotation_translation(rotation, Vec3::from(affine.translation));
         self.world_from_bind[k] = affine;
         self.rotation[k] = dq.real;
