@@ -595,7 +595,9 @@ impl<'a> BindFit<'a> {
         let u_hi = percentile(scratch, 0.99);
         let spacing = opts.row_spacing.max(1e-4) * unit_per_m;
         let span = (u_hi - u_lo).max(0.0);
-        let nrows = ((span / spacing).ceil() as usize + 1).clamp(1, opts.max_rows.max(1));
+        // Rounded, not ceiled: a flat end cap whose vertices spread a little along a tilted axis
+        // stays one slice instead of being halved.
+        let nrows = (steps(span / spacing).round() as usize + 1).clamp(1, opts.max_rows.max(1));
         let du = if nrows > 1 {
             span / (nrows - 1) as f32
         } else {
@@ -603,7 +605,9 @@ impl<'a> BindFit<'a> {
         };
         let bin_of = |u: f32| {
             if nrows > 1 {
-                ((u - u_lo) / du).round().clamp(0.0, (nrows - 1) as f32) as usize
+                steps((u - u_lo) / du)
+                    .round()
+                    .clamp(0.0, (nrows - 1) as f32) as usize
             } else {
                 0
             }
@@ -776,7 +780,8 @@ impl BoneSlices {
             let lo = self.u_lo.min(self.u_hi);
             vec![(0.5 * (a + b)).clamp(lo, self.u_hi.max(lo))]
         } else {
-            let n = (((b - a) / self.spacing).ceil() as usize + 1).clamp(2, opts.max_rows.max(2));
+            let n =
+                (steps((b - a) / self.spacing).ceil() as usize + 1).clamp(2, opts.max_rows.max(2));
             (0..n)
                 .map(|i| a + (b - a) * i as f32 / (n - 1) as f32)
                 .collect()
@@ -802,6 +807,13 @@ impl BoneSlices {
 struct Row {
     centers: Vec<Vec3>,
     radius: f32,
+}
+
+/// A ratio of lengths snapped to 1/1024, before it is rounded to a count: the same character in
+/// metres and in centimetres differs in the last float bits, which must not change the count when
+/// the ratio lands on a rounding boundary.
+fn steps(ratio: f32) -> f32 {
+    (ratio * 1024.0).round() / 1024.0
 }
 
 /// Names of finger bones in Mixamo and other common rigs.
@@ -880,30 +892,70 @@ fn refine_radii(px: &mut Proxies, positions: &[Vec3], used: &[u32], p: f32) {
     if n == 0 || px.capsules.is_empty() {
         return;
     }
+    let hulls = Hulls::new(&px.center_in_bind, &px.radius, &px.capsules);
     let mut per_sphere: Vec<Vec<f32>> = vec![Vec::new(); n];
+    let mut hint = 0;
     for &v in used {
         let x = positions[v as usize];
-        let mut best = (f32::INFINITY, 0u32);
-        for cap in &px.capsules {
-            let [a, b] = *cap;
-            let (d, t) = tapered_capsule_sdf_t(
-                x,
-                px.center_in_bind[a as usize],
-                px.radius[a as usize],
-                px.center_in_bind[b as usize],
-                px.radius[b as usize],
-            );
-            if d < best.0 {
-                best = (d, if t < 0.5 { a } else { b });
-            }
+        if !x.is_finite() {
+            continue;
         }
-        per_sphere[best.1 as usize].push(best.0);
+        let (d, t, i) = hulls.nearest(x, hint);
+        hint = i;
+        let [a, b] = px.capsules[i];
+        per_sphere[if t < 0.5 { a } else { b } as usize].push(d);
     }
     for (i, ds) in per_sphere.iter_mut().enumerate() {
         if ds.len() >= 3 {
             let dr = percentile(ds, p);
             px.radius[i] = (px.radius[i] + dr).max(0.05 * px.radius[i]);
         }
+    }
+}
+
+/// Colliders unpacked for many distance queries, each with a bounding sphere so that most can be
+/// skipped: the signed distance to a hull is at least |x − mid| − bound.
+struct Hulls {
+    ends: Vec<(Vec3, f32, Vec3, f32)>,
+    mid: Vec<Vec3>,
+    bound: Vec<f32>,
+}
+
+impl Hulls {
+    fn new(center: &[Vec3], radius: &[f32], capsules: &[[u32; 2]]) -> Self {
+        let mut ends = Vec::with_capacity(capsules.len());
+        let mut mid = Vec::with_capacity(capsules.len());
+        let mut bound = Vec::with_capacity(capsules.len());
+        for &[a, b] in capsules {
+            let (a, b) = (a as usize, b as usize);
+            let (c1, r1, c2, r2) = (center[a], radius[a], center[b], radius[b]);
+            ends.push((c1, r1, c2, r2));
+            mid.push(0.5 * (c1 + c2));
+            bound.push(0.5 * (c2 - c1).length() + r1.max(r2));
+        }
+        Self { ends, mid, bound }
+    }
+
+    /// (signed distance, t, collider) of the collider with the smallest signed distance to `x`;
+    /// `hint` is tried first (the answer for a nearby point tightens the bound at once).
+    fn nearest(&self, x: Vec3, hint: usize) -> (f32, f32, usize) {
+        let eval = |i: usize| {
+            let (c1, r1, c2, r2) = self.ends[i];
+            tapered_capsule_sdf_t(x, c1, r1, c2, r2)
+        };
+        let hint = hint.min(self.ends.len().saturating_sub(1));
+        let (d0, t0) = eval(hint);
+        let mut best = (d0, t0, hint);
+        for i in 0..self.ends.len() {
+            if i == hint || (x - self.mid[i]).length() - self.bound[i] >= best.0 {
+                continue;
+            }
+            let (d, t) = eval(i);
+            if d < best.0 {
+                best = (d, t, i);
+            }
+        }
+        best
     }
 }
 
@@ -1017,6 +1069,8 @@ pub fn quality(
 ) -> ProxyQuality {
     let mut gaps: Vec<(f32, f32)> = Vec::with_capacity(x_world.len());
     let mut ignored = 0;
+    let hulls = Hulls::new(&frame.center, &frame.radius, capsules);
+    let mut hint = 0;
     for (i, &x) in x_world.iter().enumerate() {
         let w = if weight.is_empty() {
             1.0
@@ -1027,7 +1081,14 @@ pub fn quality(
             ignored += 1;
             continue;
         }
-        gaps.push((union_sdf(x, frame, capsules), w));
+        let d = if capsules.is_empty() {
+            f32::INFINITY
+        } else {
+            let (d, _, i) = hulls.nearest(x, hint);
+            hint = i;
+            d
+        };
+        gaps.push((d, w));
     }
     let total: f32 = gaps.iter().map(|g| g.1).sum::<f32>().max(f32::MIN_POSITIVE);
     let share =
