@@ -1016,3 +1016,109 @@ fn debug_dump() {
         }
     }
 }
+
+/// A low-poly tapered tube like Khronos' RiggedSimple: three rings only (radius 10, 5 and 4.5 cm),
+/// the top ring alone dominated by the second bone, whose joint sits a little off the axis.
+fn sparse_tube() -> Rig {
+    let mut skeleton = Skeleton::default();
+    for (name, parent, t) in [
+        ("Bone", None, Vec3::new(0.0, 0.05, 0.0)),
+        ("Bone.001", Some(0), Vec3::new(0.003, 0.35, 0.002)),
+    ] {
+        skeleton.names.push(name.into());
+        skeleton.parents.push(parent);
+        skeleton.rest.push(Transform::from_translation(t));
+    }
+    let world = skeleton.rest_world();
+    let skin = Skin {
+        name: "tube".into(),
+        joints: vec![0, 1],
+        inverse_bind: world.iter().map(|m| m.inverse()).collect(),
+        skeleton_root: Some(0),
+    };
+    let mut mesh = SkinnedMesh {
+        name: "tube".into(),
+        skin: Some(0),
+        ..Default::default()
+    };
+    for (y, r, w) in [(0.0, 0.1, 1.0), (0.4, 0.05, 0.6), (0.8, 0.045, 0.0)] {
+        for j in 0..32 {
+            let t = std::f32::consts::TAU * j as f32 / 32.0;
+            mesh.positions.push(Vec3::new(r * t.cos(), y, r * t.sin()));
+            mesh.joints.push([0, 1, 0, 0]);
+            mesh.weights.push([w, 1.0 - w, 0.0, 0.0]);
+        }
+    }
+    Rig {
+        skeleton,
+        skins: vec![skin],
+        meshes: vec![mesh],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_sparse_low_poly_tube_is_wrapped_exactly() {
+    let rig = sparse_tube();
+    let px = Proxies::fit(
+        &rig,
+        0,
+        &ProxyOptions {
+            min_vertices: 4,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let q = quality_at_bind(&rig, 0, &px);
+    assert!(q.within > 0.99 && q.coverage > 0.99, "{q}");
+    // The flat top ring is one slice: all of the second bone's spheres at one height.
+    let ys: Vec<f32> = (0..px.sphere_count())
+        .filter(|&i| px.joint[i] == 1)
+        .map(|i| px.center_in_bind[i].y)
+        .collect();
+    assert!(!ys.is_empty());
+    let spread =
+        ys.iter().cloned().fold(f32::MIN, f32::max) - ys.iter().cloned().fold(f32::MAX, f32::min);
+    assert!(spread < 0.002, "top spheres spread over {spread} m");
+}
+
+#[test]
+fn each_skin_is_fitted_from_its_own_meshes() {
+    // A second skin over the same skeleton, for a prop around the left forearm (MIXAMO.md: files
+    // can hold two skins).
+    let mut rig = humanoid(Units::Metres, false).rig;
+    let fore = rig.skeleton.find("LeftForeArm").unwrap() as u32;
+    let world = rig.skeleton.rest_world();
+    rig.skins.push(Skin {
+        name: "bracer".into(),
+        joints: vec![fore],
+        inverse_bind: vec![world[fore as usize].inverse()],
+        skeleton_root: None,
+    });
+    let part = Part::round(
+        "bracer",
+        Vec3::new(0.5, 1.44, 0.0),
+        Vec3::new(0.62, 1.44, 0.0),
+        0.045,
+    );
+    let (pts, tris) = part.surface(0.01, 24);
+    let mut mesh = SkinnedMesh {
+        name: "bracer".into(),
+        skin: Some(1),
+        ..Default::default()
+    };
+    mesh.positions = pts;
+    mesh.joints = vec![[0, 0, 0, 0]; mesh.positions.len()];
+    mesh.weights = vec![[1.0, 0.0, 0.0, 0.0]; mesh.positions.len()];
+    mesh.indices = tris.iter().flatten().map(|&v| v as u32).collect();
+    rig.meshes.push(mesh);
+    let body = Proxies::fit(&rig, 0, &ProxyOptions::default()).unwrap();
+    let prop = Proxies::fit(&rig, 1, &ProxyOptions::default()).unwrap();
+    assert!(prop.joint.iter().all(|&k| k == 0));
+    assert!(body.sphere_count() > 50);
+    let f = prop.rest_frame(&rig, 1);
+    let r = median(f.radius.clone());
+    assert!((r - 0.045).abs() < 0.002, "bracer radius {r}");
+    let q = quality_at_bind(&rig, 1, &prop);
+    assert!(q.within > 0.97, "{q}");
+}

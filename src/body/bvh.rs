@@ -1,33 +1,38 @@
-//! A bounding volume hierarchy over the body's colliders (crate `bvh`, SAH build), refitted every
-//! frame and queried per cloth particle without allocating.
+//! A bounding volume hierarchy over the body's colliders, refitted every frame and queried per
+//! cloth particle without allocating.
 //!
-//! This is the only file that sees `bvh` and `nalgebra`; everything public takes glam types.
-//! The crate builds the tree and owns its layout; refitting is done here: a child node always has
-//! a larger index than its parent in `bvh`'s node array (its builder places the left child right
-//! after the parent and the right child after the left subtree), so one backward sweep over the
-//! nodes recomputes every box bottom-up.
+//! The crate `bvh` builds the tree (binned SAH). This is the only file that sees `bvh` and
+//! `nalgebra`: right after a build the tree is copied into flat glam arrays (one box per node,
+//! structs of arrays, the crate's node numbering kept), which refit and queries use. In `bvh`'s
+//! numbering a child always has a larger index than its parent (the builder places the left child
+//! right after its parent and the right child after the left subtree), so one backward sweep
+//! recomputes every box bottom-up.
 
 use crate::body::proxies::ProxyFrame;
-use crate::math::Vec3;
+use crate::math::{Vec3, Vec3A};
 use bvh::aabb::{Aabb, Bounded};
 use bvh::bounding_hierarchy::BHShape;
 use bvh::bvh::{Bvh, BvhNode};
 use nalgebra::Point3;
 
-/// The box of one collider (capsule `[a, b]`), as the `bvh` crate wants its shapes.
-#[derive(Clone, Copy, Debug)]
-struct Leaf {
+/// Marks a node's `child` entry as a leaf: the low bits are the collider index.
+const LEAF: u32 = 1 << 31;
+/// Traversal stack size; trees deeper than this (never seen for a body) use recursion instead.
+const STACK: usize = 64;
+
+/// The box of one collider, in the form the `bvh` crate builds from.
+struct BuildShape {
     aabb: Aabb<f32, 3>,
     node: usize,
 }
 
-impl Bounded<f32, 3> for Leaf {
+impl Bounded<f32, 3> for BuildShape {
     fn aabb(&self) -> Aabb<f32, 3> {
         self.aabb
     }
 }
 
-impl BHShape<f32, 3> for Leaf {
+impl BHShape<f32, 3> for BuildShape {
     fn set_bh_node_index(&mut self, index: usize) {
         self.node = index;
     }
@@ -36,88 +41,121 @@ impl BHShape<f32, 3> for Leaf {
     }
 }
 
-fn point(v: Vec3) -> Point3<f32> {
+fn point(v: Vec3A) -> Point3<f32> {
     Point3::new(v.x, v.y, v.z)
 }
 
-fn capsule_aabb(cap: [u32; 2], frame: &ProxyFrame) -> Aabb<f32, 3> {
+/// The box of collider `[a, b]`: the hull of two spheres lies in the union of their boxes.
+fn capsule_box(cap: [u32; 2], frame: &ProxyFrame) -> (Vec3A, Vec3A) {
     let (a, b) = (cap[0] as usize, cap[1] as usize);
-    let (ca, ra) = (frame.center[a], frame.radius[a]);
-    let (cb, rb) = (frame.center[b], frame.radius[b]);
-    let min = (ca - Vec3::splat(ra)).min(cb - Vec3::splat(rb));
-    let max = (ca + Vec3::splat(ra)).max(cb + Vec3::splat(rb));
-    Aabb::with_bounds(point(min), point(max))
+    let (ca, cb) = (Vec3A::from(frame.center[a]), Vec3A::from(frame.center[b]));
+    let (ra, rb) = (Vec3A::splat(frame.radius[a]), Vec3A::splat(frame.radius[b]));
+    ((ca - ra).min(cb - rb), (ca + ra).max(cb + rb))
 }
 
-fn half_area(b: &Aabb<f32, 3>) -> f32 {
-    let d = b.max - b.min;
+fn half_area(lo: Vec3A, hi: Vec3A) -> f32 {
+    let d = (hi - lo).max(Vec3A::ZERO);
     d.x * d.y + d.y * d.z + d.z * d.x
 }
 
 /// BVH over the colliders `capsules[i] = [a, b]` of a [`ProxyFrame`]; queries answer collider
 /// indices `i`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ProxyBvh {
-    bvh: Bvh<f32, 3>,
-    leaves: Vec<Leaf>,
-    /// Scratch for refitting: the box of every node.
-    node_aabb: Vec<Aabb<f32, 3>>,
-    /// Summed half-areas of the inner nodes' boxes right after the last build (the SAH cost scale).
+    /// Box of every node (inner nodes and leaves), indexed like `bvh`'s node array.
+    lo: Vec<Vec3A>,
+    hi: Vec<Vec3A>,
+    /// Children of inner nodes; `[LEAF | collider, 0]` for leaves.
+    child: Vec<[u32; 2]>,
+    /// Longest root-to-leaf path (nodes).
+    depth: usize,
+    colliders: usize,
+    /// Summed half-areas of the inner nodes' boxes right after the last build (the SAH cost).
     built_cost: f32,
 }
 
 impl ProxyBvh {
     /// Builds the tree over the colliders posed as `frame`.
     pub fn build(capsules: &[[u32; 2]], frame: &ProxyFrame) -> Self {
-        let mut leaves: Vec<Leaf> = capsules
+        let mut shapes: Vec<BuildShape> = capsules
             .iter()
-            .map(|&c| Leaf {
-                aabb: capsule_aabb(c, frame),
-                node: 0,
+            .map(|&c| {
+                let (lo, hi) = capsule_box(c, frame);
+                BuildShape {
+                    aabb: Aabb::with_bounds(point(lo), point(hi)),
+                    node: 0,
+                }
             })
             .collect();
-        let bvh = Bvh::build(&mut leaves);
-        let node_aabb = vec![Aabb::empty(); bvh.nodes.len()];
+        let tree = Bvh::build(&mut shapes);
+        let n = tree.nodes.len();
+        let mut child = vec![[0u32; 2]; n];
+        let mut depth_of = vec![1usize; n];
+        for (i, node) in tree.nodes.iter().enumerate() {
+            match *node {
+                BvhNode::Leaf { shape_index, .. } => child[i] = [LEAF | shape_index as u32, 0],
+                BvhNode::Node {
+                    child_l_index,
+                    child_r_index,
+                    ..
+                } => {
+                    debug_assert!(child_l_index > i && child_r_index > i);
+                    child[i] = [child_l_index as u32, child_r_index as u32];
+                    depth_of[child_l_index] = depth_of[i] + 1;
+                    depth_of[child_r_index] = depth_of[i] + 1;
+                }
+            }
+        }
         let mut out = Self {
-            bvh,
-            leaves,
-            node_aabb,
+            lo: vec![Vec3A::ZERO; n],
+            hi: vec![Vec3A::ZERO; n],
+            child,
+            depth: depth_of.iter().copied().max().unwrap_or(0),
+            colliders: capsules.len(),
             built_cost: 0.0,
         };
-        out.built_cost = out.cost();
+        out.built_cost = out.fit_boxes(capsules, frame);
         out
     }
 
     /// Number of colliders.
     pub fn len(&self) -> usize {
-        self.leaves.len()
+        self.colliders
     }
 
     pub fn is_empty(&self) -> bool {
-        self.leaves.is_empty()
+        self.colliders == 0
     }
 
-    /// Rebuilds the tree for a new pose (allocates; use when [`ProxyBvh::refit`] reports a tree
+    /// Longest root-to-leaf path of the tree (nodes).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Rebuilds the tree for a new pose (allocates; for when [`ProxyBvh::refit`] reports a tree
     /// that has degraded).
     pub fn rebuild(&mut self, capsules: &[[u32; 2]], frame: &ProxyFrame) {
         *self = Self::build(capsules, frame);
     }
 
-    /// Summed half-areas of the inner nodes' child boxes: proportional to the expected cost of a
-    /// query (the SAH).
-    fn cost(&self) -> f32 {
-        let mut sum = 0.0;
-        for n in &self.bvh.nodes {
-            if let BvhNode::Node {
-                child_l_aabb,
-                child_r_aabb,
-                ..
-            } = n
-            {
-                sum += half_area(child_l_aabb) + half_area(child_r_aabb);
+    /// Recomputes every node's box bottom-up; returns the summed half-areas of the inner nodes'
+    /// boxes (proportional to the expected cost of a query, the SAH).
+    fn fit_boxes(&mut self, capsules: &[[u32; 2]], frame: &ProxyFrame) -> f32 {
+        let mut cost = 0.0;
+        for i in (0..self.child.len()).rev() {
+            let [l, r] = self.child[i];
+            if l & LEAF != 0 {
+                let (lo, hi) = capsule_box(capsules[(l & !LEAF) as usize], frame);
+                self.lo[i] = lo;
+                self.hi[i] = hi;
+            } else {
+                let (l, r) = (l as usize, r as usize);
+                self.lo[i] = self.lo[l].min(self.lo[r]);
+                self.hi[i] = self.hi[l].max(self.hi[r]);
+                cost += half_area(self.lo[i], self.hi[i]);
             }
         }
-        sum
+        cost
     }
 
     /// Moves the boxes to the colliders posed as `frame`, keeping the tree's topology. No
@@ -125,30 +163,8 @@ impl ProxyBvh {
     /// relative to a fresh build at the build pose (1 = as good; a pose far from it, arms up
     /// after a T-pose build, gives more); [`ProxyBvh::update`] rebuilds above a threshold.
     pub fn refit(&mut self, capsules: &[[u32; 2]], frame: &ProxyFrame) -> f32 {
-        debug_assert_eq!(capsules.len(), self.leaves.len());
-        for (leaf, &cap) in self.leaves.iter_mut().zip(capsules) {
-            leaf.aabb = capsule_aabb(cap, frame);
-        }
-        let mut cost = 0.0;
-        for i in (0..self.bvh.nodes.len()).rev() {
-            match &mut self.bvh.nodes[i] {
-                BvhNode::Leaf { shape_index, .. } => {
-                    self.node_aabb[i] = self.leaves[*shape_index].aabb;
-                }
-                BvhNode::Node {
-                    child_l_index,
-                    child_l_aabb,
-                    child_r_index,
-                    child_r_aabb,
-                    ..
-                } => {
-                    *child_l_aabb = self.node_aabb[*child_l_index];
-                    *child_r_aabb = self.node_aabb[*child_r_index];
-                    cost += half_area(child_l_aabb) + half_area(child_r_aabb);
-                    self.node_aabb[i] = child_l_aabb.join(child_r_aabb);
-                }
-            }
-        }
+        debug_assert_eq!(capsules.len(), self.colliders);
+        let cost = self.fit_boxes(capsules, frame);
         if self.built_cost > 0.0 {
             cost / self.built_cost
         } else {
@@ -156,20 +172,19 @@ impl ProxyBvh {
         }
     }
 
-    /// Refits, and rebuilds when the refitted tree costs more than `max_cost_ratio` times a fresh
-    /// one (range 1.2..10; 2 is a good default). Returns whether it rebuilt.
+    /// Refits, and rebuilds when the refitted tree costs more than `max_cost_ratio` times the
+    /// fresh one (range 1.2..10; 2 is a good default). Returns whether it rebuilt.
     pub fn update(
         &mut self,
         capsules: &[[u32; 2]],
         frame: &ProxyFrame,
         max_cost_ratio: f32,
     ) -> bool {
-        if capsules.len() != self.leaves.len() {
+        if capsules.len() != self.colliders {
             self.rebuild(capsules, frame);
             return true;
         }
-        let ratio = self.refit(capsules, frame);
-        if ratio > max_cost_ratio {
+        if self.refit(capsules, frame) > max_cost_ratio {
             // Later refits compare with this pose's fresh build.
             self.rebuild(capsules, frame);
             return true;
@@ -181,17 +196,47 @@ impl ProxyBvh {
     /// `[min, max]` (touching counts). No allocation once `out` has grown to its working size.
     pub fn query_aabb(&self, min: Vec3, max: Vec3, out: &mut Vec<u32>) {
         out.clear();
-        if self.bvh.nodes.is_empty() {
+        if self.child.is_empty() {
             return;
         }
-        let q = Aabb::with_bounds(point(min), point(max));
-        if let BvhNode::Leaf { shape_index, .. } = self.bvh.nodes[0] {
-            if q.intersects_aabb(&self.leaves[shape_index].aabb) {
-                out.push(shape_index as u32);
+        let (qlo, qhi) = (Vec3A::from(min), Vec3A::from(max));
+        if self.depth > STACK {
+            self.visit(0, qlo, qhi, out);
+            return;
+        }
+        let mut stack = [0u32; STACK];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let i = stack[top] as usize;
+            if !(self.lo[i].cmple(qhi) & self.hi[i].cmpge(qlo)).all() {
+                continue;
             }
+            let [l, r] = self.child[i];
+            if l & LEAF != 0 {
+                out.push(l & !LEAF);
+            } else {
+                // Right first so that the left subtree is visited first (the crate's order).
+                stack[top] = r;
+                stack[top + 1] = l;
+                top += 2;
+            }
+        }
+    }
+
+    /// The same descent as [`ProxyBvh::query_aabb`], by recursion, for trees deeper than the
+    /// fixed stack.
+    fn visit(&self, i: usize, qlo: Vec3A, qhi: Vec3A, out: &mut Vec<u32>) {
+        if !(self.lo[i].cmple(qhi) & self.hi[i].cmpge(qlo)).all() {
             return;
         }
-        self.visit(0, &q, out);
+        let [l, r] = self.child[i];
+        if l & LEAF != 0 {
+            out.push(l & !LEAF);
+        } else {
+            self.visit(l as usize, qlo, qhi, out);
+            self.visit(r as usize, qlo, qhi, out);
+        }
     }
 
     /// [`ProxyBvh::query_aabb`] with the box around a sphere (a particle at `center` with a
@@ -203,52 +248,25 @@ impl ProxyBvh {
             out,
         );
     }
-
-    /// Depth-first descent through the children whose boxes overlap `q`; recursion depth is the
-    /// tree's depth, so no heap stack is needed.
-    fn visit(&self, node: usize, q: &Aabb<f32, 3>, out: &mut Vec<u32>) {
-        match &self.bvh.nodes[node] {
-            BvhNode::Leaf { shape_index, .. } => out.push(*shape_index as u32),
-            BvhNode::Node {
-                child_l_index,
-                child_l_aabb,
-                child_r_index,
-                child_r_aabb,
-                ..
-            } => {
-                if q.intersects_aabb(child_l_aabb) {
-                    self.visit(*child_l_index, q, out);
-                }
-                if q.intersects_aabb(child_r_aabb) {
-                    self.visit(*child_r_index, q, out);
-                }
-            }
-        }
-    }
-
-    /// The box of collider `i` as the tree holds it (for tests and debug drawing).
-    pub fn collider_box(&self, i: usize) -> (Vec3, Vec3) {
-        let b = &self.leaves[i].aabb;
-        (
-            Vec3::new(b.min.x, b.min.y, b.min.z),
-            Vec3::new(b.max.x, b.max.y, b.max.z),
-        )
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn refit_equals_fresh_boxes() {
+    fn chain(n: u32) -> (Vec<[u32; 2]>, ProxyFrame) {
         let frame = ProxyFrame {
-            center: (0..20)
+            center: (0..n)
                 .map(|i| Vec3::new(i as f32 * 0.1, (i % 3) as f32 * 0.2, 0.0))
                 .collect(),
-            radius: vec![0.05; 20],
+            radius: vec![0.05; n as usize],
         };
-        let caps: Vec<[u32; 2]> = (0..19).map(|i| [i, i + 1]).collect();
+        ((0..n - 1).map(|i| [i, i + 1]).collect(), frame)
+    }
+
+    #[test]
+    fn refit_boxes_contain_their_leaves() {
+        let (caps, frame) = chain(40);
         let mut t = ProxyBvh::build(&caps, &frame);
         let moved = ProxyFrame {
             center: frame
@@ -259,32 +277,32 @@ mod tests {
             radius: frame.radius.clone(),
         };
         t.refit(&caps, &moved);
-        // Every inner node's child boxes contain the boxes of the leaves below them.
-        for n in &t.bvh.nodes {
-            if let BvhNode::Node {
-                child_l_index,
-                child_l_aabb,
-                ..
-            } = n
-            {
-                let mut stack = vec![*child_l_index];
-                while let Some(i) = stack.pop() {
-                    match &t.bvh.nodes[i] {
-                        BvhNode::Leaf { shape_index, .. } => {
-                            let b = capsule_aabb(caps[*shape_index], &moved);
-                            assert!(child_l_aabb.approx_contains_aabb_eps(&b, 1e-6));
-                        }
-                        BvhNode::Node {
-                            child_l_index,
-                            child_r_index,
-                            ..
-                        } => {
-                            stack.push(*child_l_index);
-                            stack.push(*child_r_index);
-                        }
-                    }
+        for i in 0..t.child.len() {
+            let mut stack = vec![i];
+            while let Some(j) = stack.pop() {
+                let [l, r] = t.child[j];
+                if l & LEAF != 0 {
+                    let (lo, hi) = capsule_box(caps[(l & !LEAF) as usize], &moved);
+                    assert!(t.lo[i].cmple(lo).all() && t.hi[i].cmpge(hi).all());
+                } else {
+                    stack.push(l as usize);
+                    stack.push(r as usize);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn recursion_fallback_answers_like_the_stack() {
+        let (caps, frame) = chain(60);
+        let t = ProxyBvh::build(&caps, &frame);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for i in 0..50 {
+            let p = Vec3A::new(i as f32 * 0.13, 0.1, 0.0);
+            t.query_aabb(Vec3::from(p - 0.07), Vec3::from(p + 0.07), &mut a);
+            b.clear();
+            t.visit(0, p - 0.07, p + 0.07, &mut b);
+            assert_eq!(a, b);
         }
     }
 }
