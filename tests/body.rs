@@ -1122,3 +1122,26 @@ fn each_skin_is_fitted_from_its_own_meshes() {
     let q = quality_at_bind(&rig, 1, &prop);
     assert!(q.within > 0.97, "{q}");
 }
+
+#[test]
+fn frames_interpolate_between_poses() {
+    let h = humanoid(Units::Metres, false);
+    let px = Proxies::fit(&h.rig, 0, &ProxyOptions::default()).unwrap();
+    let rest = px.rest_frame(&h.rig, 0);
+    let (_, wfb) = posed(&h.rig);
+    let mut next = ProxyFrame::default();
+    px.update(&wfb, &mut next);
+    let mut mid = ProxyFrame::default();
+    ProxyFrame::lerp(&rest, &next, 0.0, &mut mid);
+    assert_eq!(mid, rest);
+    ProxyFrame::lerp(&rest, &next, 1.0, &mut mid);
+    for i in 0..mid.center.len() {
+        assert!((mid.center[i] - next.center[i]).length() < 1e-6);
+    }
+    ProxyFrame::lerp(&rest, &next, 0.25, &mut mid);
+    let i = px.sphere_count() - 1;
+    assert!((mid.center[i] - (0.75 * rest.center[i] + 0.25 * next.center[i])).length() < 1e-6);
+    // An empty measure reads as 0 %, not −0 %.
+    let q = quality(&rest, &px.capsules, &[], &[]);
+    assert!(format!("{q}").contains(" 0.0 %"), "{q}");
+}

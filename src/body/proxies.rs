@@ -24,6 +24,9 @@
 //! [`ProxyOptions`] are in metres and converted with the rest pose's scale. [`ProxyFrame`] is in
 //! world space, i.e. metres.
 
+// Loops over joints index several structs-of-arrays in step; iterators would hide that.
+#![allow(clippy::needless_range_loop)]
+
 use crate::anim::{Skeleton, Skin};
 use crate::math::{Mat3, Mat4, Vec3};
 use crate::rig::Rig;
@@ -121,6 +124,22 @@ pub struct Proxies {
 pub struct ProxyFrame {
     pub center: Vec<Vec3>,
     pub radius: Vec<f32>,
+}
+
+impl ProxyFrame {
+    /// The proxies between two frames, `t` in [0, 1] from `prev` to `next`, written into `out`
+    /// (no allocation once it has the size): PHYSICS.md §2 "Moving colliders" interpolates the
+    /// body at every substep so that a fast limb sweeps through the cloth in small steps; the
+    /// collider's velocity there is `(next.center - prev.center) / frame_dt`.
+    pub fn lerp(prev: &ProxyFrame, next: &ProxyFrame, t: f32, out: &mut ProxyFrame) {
+        let n = prev.center.len().min(next.center.len());
+        out.center.resize(n, Vec3::ZERO);
+        out.radius.resize(n, 0.0);
+        for i in 0..n {
+            out.center[i] = prev.center[i].lerp(next.center[i], t);
+            out.radius[i] = prev.radius[i] + (next.radius[i] - prev.radius[i]) * t;
+        }
+    }
 }
 
 /// `world_from_bind[k] = world_from_node[joints[k]] * inverse_bind[k]` for every joint of `skin`
@@ -1090,12 +1109,13 @@ pub fn quality(
         };
         gaps.push((d, w));
     }
-    let total: f32 = gaps.iter().map(|g| g.1).sum::<f32>().max(f32::MIN_POSITIVE);
+    let total: f32 = (0.0 + gaps.iter().map(|g| g.1).sum::<f32>()).max(f32::MIN_POSITIVE);
     let share =
-        |f: &dyn Fn(f32) -> bool| gaps.iter().filter(|g| f(g.0)).map(|g| g.1).sum::<f32>() / total;
+        // `+ 0.0`: an empty float sum is −0.0, which would print as "-0.0 %".
+        |f: &dyn Fn(f32) -> bool| (0.0 + gaps.iter().filter(|g| f(g.0)).map(|g| g.1).sum::<f32>()) / total;
     let coverage = share(&|d| d <= 5e-4);
     let within = share(&|d| d.abs() <= QUALITY_TOLERANCE);
-    let mean_gap = gaps.iter().map(|g| g.0.abs() * g.1).sum::<f32>() / total;
+    let mean_gap = (0.0 + gaps.iter().map(|g| g.0.abs() * g.1).sum::<f32>()) / total;
     let mut sorted: Vec<(f32, f32)> = gaps.iter().map(|g| (g.0.abs(), g.1)).collect();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut acc = 0.0;
