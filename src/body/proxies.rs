@@ -79,6 +79,10 @@ pub struct ProxyOptions {
     pub max_columns: usize,
     /// Radius refinement passes against the whole union. Range 0..10, default 3.
     pub refine_iterations: usize,
+    /// Most a sphere may grow in refinement, as a fraction of its fitted radius: growing to
+    /// swallow a box-like part's corners makes it bulge over its neighbours. Range 0..1,
+    /// default 0.15.
+    pub max_growth: f32,
 }
 
 impl Default for ProxyOptions {
@@ -96,6 +100,7 @@ impl Default for ProxyOptions {
             max_dent: 0.003,
             max_columns: 5,
             refine_iterations: 3,
+            max_growth: 0.15,
         }
     }
 }
@@ -534,8 +539,13 @@ impl<'a> BindFit<'a> {
                 d < nj && !skipped[d]
             })
             .collect();
+        let initial = out.radius.clone();
+        let growth = opts.max_growth.max(0.0);
         for _ in 0..opts.refine_iterations {
             refine_radii(&mut out, &self.positions, &used, opts.percentile);
+            for (r, r0) in out.radius.iter_mut().zip(&initial) {
+                *r = r.min(r0 * (1.0 + growth));
+            }
         }
 
         // Per-bone radius factors.
