@@ -10,13 +10,19 @@
 //! is cut into rows along `u`. Each row is a *stadium*: `n_cols` spheres of one radius spread
 //! along `v`, so that flat parts (torso, pelvis, hands) are not forced into round cross-sections;
 //! round parts (limbs, neck) get one column. Rows are joined along `u` and across `v` by tapered
-//! capsules, the end rows are pulled in by their radius so the round caps end where the vertices
-//! end, and the first row of each bone is joined to the nearest sphere of its parent bone, so that
-//! joints (elbow, neck, hip) are closed by a capsule that bends with them.
+//! capsules. The end rows are pulled in so that a round cap ends where the vertices end: by the
+//! whole radius at an exposed end (head top, hand, foot), by √(r² − r_neighbour²) at a joint (a
+//! head sphere must not swallow the neck; a chest sphere may overlap the belly). The first row of
+//! each bone is joined to the nearest sphere of its parent bone, so that joints (elbow, neck, hip)
+//! are closed by a capsule that bends with them.
 //!
 //! Radii start as a robust percentile of the vertices' distances to the row's core segment and are
-//! then refined a few times against the whole union: each sphere grows or shrinks by the same
-//! percentile of the signed distances of the vertices it is closest to.
+//! then refined a few times against the whole union: each sphere grows (at most by
+//! [`ProxyOptions::max_growth`]) or shrinks by the same percentile of the signed distances of the
+//! vertices it is closest to.
+//!
+//! The stadium model suits human bodies (round limbs, elliptic torso); box-like parts (a cartoon
+//! head with flat faces, a figure made of blocks) are wrapped with bulges at their faces.
 //!
 //! # Units
 //! Everything in [`Proxies`] is in bind space, whose unit is the file's (metres, or centimetres in
@@ -208,7 +214,7 @@ impl Proxies {
     /// docs for the method). Works at the bind pose; never panics on odd input (missing inverse
     /// bind matrices, zero weights, joints without vertices).
     pub fn fit(rig: &Rig, skin: usize, opts: &ProxyOptions) -> Result<Proxies, BodyError> {
-        let fit = BindFit::new(rig, skin, opts)?;
+        let fit = BindFit::new(rig, skin)?;
         Ok(fit.run(opts))
     }
 }
@@ -242,7 +248,7 @@ struct BindFit<'a> {
 }
 
 impl<'a> BindFit<'a> {
-    fn new(rig: &'a Rig, skin_index: usize, _opts: &ProxyOptions) -> Result<Self, BodyError> {
+    fn new(rig: &'a Rig, skin_index: usize) -> Result<Self, BodyError> {
         let skin = rig
             .skins
             .get(skin_index)
