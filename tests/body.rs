@@ -988,9 +988,11 @@ fn bvh_handles_one_and_no_colliders() {
     assert!(out.is_empty());
 }
 
+/// Prints the fitted spheres and the quality before and after refinement (a diagnostic, not a
+/// check): `cargo test --no-default-features --test body dump -- --ignored --nocapture`.
 #[test]
 #[ignore]
-fn debug_dump() {
+fn dump_fitted_proxies() {
     for flat in [false, true] {
         let h = humanoid(Units::Metres, flat);
         for it in [0, 3] {
