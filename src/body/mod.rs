@@ -1,1 +1,23 @@
-//! body
+//! The body as the cloth sees it: spheres and tapered capsules fitted to a skinned character,
+//! moved with its joints every frame, and a BVH over them.
+//!
+//! ```text
+//! Proxies::fit(rig, skin, &opts)            once, at the bind pose
+//! world_from_bind(..)                       per frame (or take the skinning stage's matrices)
+//! Proxies::update(&world_from_bind, &mut frame)   per frame, no allocation
+//! ProxyBvh::refit(&capsules, &frame)        per frame, no allocation
+//! ProxyBvh::query_aabb(min, max, &mut out)  per particle, no allocation
+//! ```
+//!
+//! Every collider is a tapered capsule `[a, b]` over two spheres of the frame (the convex hull of
+//! the two spheres, PHYSICS.md §2); `[i, i]` is a lone sphere. [`quality`] measures how well the
+//! union of colliders matches the skin.
+
+pub mod bvh;
+pub mod proxies;
+
+pub use self::bvh::ProxyBvh;
+pub use proxies::{
+    quality, quality_at_bind, tapered_capsule_sdf, union_sdf, world_from_bind, BodyError, Proxies,
+    ProxyFrame, ProxyOptions, ProxyQuality, QUALITY_TOLERANCE,
+};
