@@ -34,8 +34,9 @@ impl Default for Camera {
 impl Camera {
     /// A camera looking at the centre of the box `min..max` along `view_dir` (from the eye
     /// towards the target; need not be unit) from just far enough that the box's bounding
-    /// sphere fits the narrower of the two fields of view, with `margin` (≥ 1, default 1.1)
-    /// of room. Near and far bracket the sphere.
+    /// sphere fits the narrower of the two fields of view, scaled by `margin` (default 1.1;
+    /// values in [0.5, 1) crop into the sphere, which suits boxes whose corners are empty).
+    /// Near and far bracket the sphere.
     pub fn frame_bounds(min: Vec3, max: Vec3, aspect: f32, view_dir: Vec3, margin: f32) -> Self {
         let center = (min + max) * 0.5;
         let radius = ((max - min).length() * 0.5).max(1e-3);
@@ -47,7 +48,7 @@ impl Camera {
         };
         let fov_x = 2.0 * ((fov_y * 0.5).tan() * aspect).atan();
         let half = 0.5 * fov_y.min(fov_x);
-        let distance = radius * margin.max(1.0) / half.sin();
+        let distance = radius * margin.max(0.5) / half.sin();
         let dir = view_dir
             .try_normalize()
             .unwrap_or(Vec3::new(0.0, -0.3, -1.0).normalize());
@@ -62,8 +63,8 @@ impl Camera {
             target: center,
             up,
             fov_y,
-            near: (distance - radius * 1.5).max(distance * 0.01),
-            far: distance + radius * 1.5,
+            near: (distance - radius * 2.0).max(distance * 0.01),
+            far: distance + radius * 2.0,
         }
     }
 

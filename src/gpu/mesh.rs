@@ -121,6 +121,19 @@ impl MeshData {
             let (nx, nr) = (-th.cos(), th.sin());
             profile.push((nx * r1, nr * r1, nx, nr));
         }
+        // The cone's side, subdivided so that it is not one long stretched quad strip.
+        let (t1x, t1r) = (profile[rings as usize].0, profile[rings as usize].1);
+        let (t2x, t2r) = (len + sin_alpha * r2, alpha.cos() * r2);
+        let steps = (rings / 2).max(1) * 2;
+        for k in 1..steps {
+            let f = k as f32 / steps as f32;
+            profile.push((
+                t1x + (t2x - t1x) * f,
+                t1r + (t2r - t1r) * f,
+                sin_alpha,
+                alpha.cos(),
+            ));
+        }
         for i in 0..=rings {
             let th = theta_t + (std::f32::consts::PI - theta_t) * i as f32 / rings as f32;
             // The far pole exactly on the axis (sin π in f32 is not 0).
@@ -135,16 +148,21 @@ impl MeshData {
         let ortho2 = a.cross(ortho);
         let mut m = MeshData::default();
         let count = profile.len() as u32;
+        // v by arc length along the profile, so that textures are not stretched on the cone.
+        let mut arc = vec![0.0f32; profile.len()];
+        for i in 1..profile.len() {
+            let (a, b) = (profile[i - 1], profile[i]);
+            arc[i] = arc[i - 1] + ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+        }
+        let total = arc[arc.len() - 1].max(1e-9);
         for (pi, &(x, r, nx, nr)) in profile.iter().enumerate() {
             for s in 0..=segments {
                 let phi = s as f32 / segments as f32 * std::f32::consts::TAU;
                 let radial = ortho * phi.cos() + ortho2 * phi.sin();
                 m.positions.push(c1 + a * x + radial * r);
                 m.normals.push((a * nx + radial * nr).normalize());
-                m.uvs.push(Vec2::new(
-                    s as f32 / segments as f32,
-                    pi as f32 / (count - 1) as f32,
-                ));
+                m.uvs
+                    .push(Vec2::new(s as f32 / segments as f32, arc[pi] / total));
             }
         }
         let row = segments + 1;

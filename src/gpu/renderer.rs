@@ -182,7 +182,8 @@ impl<'a> DrawItem<'a> {
 pub struct KeyLight {
     /// Direction from the scene towards the light (need not be unit); default (0.4, 1, 0.3).
     pub dir_to_light: Vec3,
-    /// Linear RGB radiance of the light (colour × intensity); default (1.0, 0.97, 0.92) × 2.5.
+    /// Linear RGB radiance of the light (colour × intensity); default (1.0, 0.97, 0.92), so that
+    /// a white diffuse surface facing the light reaches about 1 (no tone mapping is applied).
     pub color: Vec3,
     /// Linear RGB ambient radiance; default (0.16, 0.18, 0.22).
     pub ambient: Vec3,
@@ -194,7 +195,7 @@ impl Default for KeyLight {
     fn default() -> Self {
         Self {
             dir_to_light: Vec3::new(0.4, 1.0, 0.3),
-            color: Vec3::new(1.0, 0.97, 0.92) * 2.5,
+            color: Vec3::new(1.0, 0.97, 0.92),
             ambient: Vec3::new(0.16, 0.18, 0.22),
             shadows: true,
         }

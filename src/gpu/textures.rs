@@ -32,15 +32,18 @@ pub fn weave_height(size: u32, threads: u32) -> GrayImage {
     })
 }
 
-/// A smooth, tileable relief for displacement mapping: `cells`² round bumps, height in [0, 1].
+/// A smooth, tileable relief for displacement mapping: `cells`² round bumps, height in [0, 1],
+/// zero on the cell borders.
 /// Its features are large enough that a mesh of a few dozen vertices per cell resolves them.
 pub fn bumps_height(size: u32, cells: u32) -> GrayImage {
     let tau = std::f32::consts::TAU;
     GrayImage::from_fn(size, size, |x, y| {
         let u = (x as f32 + 0.5) / size as f32 * cells as f32;
         let v = (y as f32 + 0.5) / size as f32 * cells as f32;
-        let h = 0.5 - 0.5 * (tau * u).cos() * (tau * v).cos();
-        Luma([(h * h * 255.0).round() as u8])
+        // Zero along every cell border, so that rows v = 0 and v = 1 are flat: the poles of a
+        // UV sphere (where one point has many u) do not tear.
+        let h = (0.5 - 0.5 * (tau * u).cos()) * (0.5 - 0.5 * (tau * v).cos());
+        Luma([(h * 255.0).round() as u8])
     })
 }
 
