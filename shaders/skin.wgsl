@@ -100,6 +100,29 @@ fn safe_normalize(v: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
     return select(fallback, v * inverseSqrt(len2), len2 > 1e-30);
 }
 
+struct Influence {
+    joint: u32,
+    // 0 for influences to ignore: negative or NaN weights, joints out of range.
+    weight: f32,
+}
+
+// Influence k (0–7) of vertex v.
+fn influence(v: SkinVertex, k: u32) -> Influence {
+    var j: u32;
+    var w: f32;
+    if k < 4u {
+        j = v.joints0[k];
+        w = v.weights0[k];
+    } else {
+        j = v.joints1[k - 4u];
+        w = v.weights1[k - 4u];
+    }
+    if j >= params.joint_count || !(w > 0.0) {
+        return Influence(0u, 0.0);
+    }
+    return Influence(j, w);
+}
+
 @compute @workgroup_size(64)
 fn skin_main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -110,33 +133,19 @@ fn skin_main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let p = v.position.xyz;
     let n = v.normal.xyz;
 
-    // Gather the influences, dropping invalid ones, and find the strongest (the sign reference
-    // for quaternion blending: Kavan et al. 2008 §3, antipodality).
-    var joints: array<u32, 8>;
-    var weights: array<f32, 8>;
+    // Total weight of the valid influences, and the strongest one (the sign reference for
+    // quaternion blending: Kavan et al. 2008 §3, antipodality). Only the fields a method needs
+    // are loaded from the palette: on memory-bound hardware the loads are the cost.
+    let count = min(params.influences, 8u);
     var total = 0.0;
     var strongest = 0u;
     var strongest_w = -1.0;
-    for (var k = 0u; k < 8u; k++) {
-        var j = 0u;
-        var w = 0.0;
-        if k < 4u {
-            j = v.joints0[k];
-            w = v.weights0[k];
-        } else if params.influences == 8u {
-            j = v.joints1[k - 4u];
-            w = v.weights1[k - 4u];
-        }
-        if j >= params.joint_count || !(w > 0.0) {
-            w = 0.0;
-            j = 0u;
-        }
-        joints[k] = j;
-        weights[k] = w;
-        total += w;
-        if w > strongest_w {
-            strongest_w = w;
-            strongest = j;
+    for (var k = 0u; k < count; k++) {
+        let inf = influence(v, k);
+        total += inf.weight;
+        if inf.weight > strongest_w {
+            strongest_w = inf.weight;
+            strongest = inf.joint;
         }
     }
     if !(total > 0.0) || params.joint_count == 0u {
@@ -154,24 +163,28 @@ fn skin_main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var s0 = vec3<f32>(0.0);
     var s1 = vec3<f32>(0.0);
     var s2 = vec3<f32>(0.0);
-    for (var k = 0u; k < 8u; k++) {
-        let w = weights[k] * inv_total;
+    for (var k = 0u; k < count; k++) {
+        let inf = influence(v, k);
+        let w = inf.weight * inv_total;
         if w == 0.0 {
             continue;
         }
-        let jt = palette[joints[k]];
+        let j = inf.joint;
         if params.method != 1u {
-            row0 += w * jt.lbs_row0;
-            row1 += w * jt.lbs_row1;
-            row2 += w * jt.lbs_row2;
+            row0 += w * palette[j].lbs_row0;
+            row1 += w * palette[j].lbs_row1;
+            row2 += w * palette[j].lbs_row2;
         }
         if params.method != 0u {
-            let sw = select(w, -w, dot(jt.dq_real, q_ref) < 0.0);
-            real += sw * jt.dq_real;
-            dual += sw * jt.dq_dual;
-            s0 += w * jt.scale_col0.xyz;
-            s1 += w * jt.scale_col1.xyz;
-            s2 += w * jt.scale_col2.xyz;
+            let q = palette[j].dq_real;
+            let sw = select(w, -w, dot(q, q_ref) < 0.0);
+            real += sw * q;
+            if params.method == 1u {
+                dual += sw * palette[j].dq_dual;
+            }
+            s0 += w * palette[j].scale_col0.xyz;
+            s1 += w * palette[j].scale_col1.xyz;
+            s2 += w * palette[j].scale_col2.xyz;
         }
     }
 

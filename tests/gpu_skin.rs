@@ -574,3 +574,76 @@ fn gpu_skin_matches_cpu_skin_reference() {
         }
     }
 }
+
+/// Skinning time for a Mixamo-sized mesh (28,000 vertices, 4 influences, 65 joints) on this
+/// adapter: printed, never asserted (on lavapipe it measures a CPU rasteriser, not a GPU).
+/// `cargo test --no-default-features --features gpu --test gpu_skin -- --ignored --nocapture report_skinning_time`
+#[test]
+#[ignore]
+fn report_skinning_time() {
+    let Some(g) = gpu("report_skinning_time") else {
+        return;
+    };
+    for n in [1_000usize, 28_000] {
+        time_skinning(g, n);
+    }
+}
+
+fn time_skinning(g: &Gpu, n: usize) {
+    let joints = 65usize;
+    let positions: Vec<Vec3> = (0..n)
+        .map(|i| {
+            Vec3::new(
+                (i as f32 * 0.013).sin(),
+                i as f32 / n as f32 * 1.8,
+                (i as f32 * 0.007).cos(),
+            )
+        })
+        .collect();
+    let mesh = SkinnedMesh {
+        name: "timing".into(),
+        positions: positions.clone(),
+        normals: vec![Vec3::Y; n],
+        joints: (0..n)
+            .map(|i| {
+                [
+                    (i % joints) as u16,
+                    ((i + 1) % joints) as u16,
+                    ((i + 7) % joints) as u16,
+                    ((i + 20) % joints) as u16,
+                ]
+            })
+            .collect(),
+        weights: vec![[0.4, 0.3, 0.2, 0.1]; n],
+        indices: (0..n as u32 - 2).flat_map(|i| [i, i + 1, i + 2]).collect(),
+        skin: Some(0),
+        ..Default::default()
+    };
+    let mut m = GpuSkinnedMesh::new(&g.ctx, &g.pipeline, &mesh, joints).unwrap();
+    m.set_cor_centers(&g.ctx, &positions).unwrap();
+    let palette: Vec<JointPalette> = (0..joints)
+        .map(|k| {
+            JointPalette::from_world_from_bind(&Mat4::from_rotation_translation(
+                Quat::from_rotation_y(k as f32 * 0.1),
+                Vec3::new(0.0, k as f32 * 0.01, 0.0),
+            ))
+        })
+        .collect();
+    for method in ALL {
+        m.set_palette(&g.ctx, &palette).unwrap();
+        m.skin(&g.ctx, &g.pipeline, method).unwrap();
+        g.ctx.wait_idle().unwrap();
+        let runs = 20;
+        let t = std::time::Instant::now();
+        for _ in 0..runs {
+            m.set_palette(&g.ctx, &palette).unwrap();
+            m.skin(&g.ctx, &g.pipeline, method).unwrap();
+            g.ctx.wait_idle().unwrap();
+        }
+        eprintln!(
+            "{method:?}: {:.3} ms per dispatch of {n} vertices (palette upload + dispatch + wait) on {}",
+            t.elapsed().as_secs_f64() * 1e3 / runs as f64,
+            g.ctx.summary
+        );
+    }
+}

@@ -8,6 +8,7 @@
 //! struct of the same name and documents its byte layout.
 
 pub mod camera;
+pub mod character;
 pub mod context;
 pub mod debug;
 pub mod mesh;
@@ -17,6 +18,7 @@ pub mod skin;
 pub mod textures;
 
 pub use camera::Camera;
+pub use character::GpuCharacter;
 pub use context::{AdapterSummary, GpuContext, GpuError};
 pub use debug::DebugDraw;
 pub use mesh::{GpuMesh, MeshData};
