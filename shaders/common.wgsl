@@ -7,7 +7,7 @@
 //   group 1: per object  — transform and material parameters (dynamic offset)
 //   group 2: per texture set — base colour map and height map
 
-// 256 bytes. Matches `FrameUniform` (src/gpu/renderer.rs).
+// 320 bytes. Matches `FrameUniform` (src/gpu/renderer.rs).
 struct Frame {
     clip_from_world: mat4x4<f32>,
     // The key light's orthographic projection used by the shadow pass.
@@ -24,6 +24,8 @@ struct Frame {
     // w: unused.
     shadow_params: vec4<f32>,
     _pad: array<vec4<f32>, 3>,
+    // Inverse of clip_from_world (the sky pass turns pixels back into view rays).
+    world_from_clip: mat4x4<f32>,
 }
 
 // 256 bytes (the dynamic-offset alignment). Matches `ObjectUniform` (src/gpu/renderer.rs).

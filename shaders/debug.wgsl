@@ -11,6 +11,7 @@ struct Frame {
     ambient_color: vec4<f32>,
     shadow_params: vec4<f32>,
     _pad: array<vec4<f32>, 3>,
+    world_from_clip: mat4x4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> frame: Frame;

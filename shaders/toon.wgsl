@@ -23,7 +23,7 @@ fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f
     let spec = select(0.0, s.specular, lobe > 0.5 && lit > 0.05);
     let rim_power = max(object.extra.y, 0.5);
     let rim_raw = pow(1.0 - max(dot(n, v), 0.0), rim_power) * (0.3 + 0.7 * n_dot_l);
-    let rim = step(0.5, rim_raw) * object.extra.z;
+    let rim = step(0.35, rim_raw) * object.extra.z;
     let color = s.albedo * (frame.ambient_color.rgb + band * frame.light_color.rgb)
         + vec3<f32>(spec + rim) * frame.light_color.rgb;
     return vec4<f32>(color, 1.0);

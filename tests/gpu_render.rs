@@ -193,7 +193,22 @@ fn render(
     shadows: bool,
     debug: Option<&DebugDraw>,
 ) -> RgbaImage {
+    render_sky(g, w, h, objects, ground, shadows, debug, false)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render_sky(
+    g: &Gpu,
+    w: u32,
+    h: u32,
+    objects: &[DrawItem],
+    ground: bool,
+    shadows: bool,
+    debug: Option<&DebugDraw>,
+    sky: bool,
+) -> RgbaImage {
     let mut scene = FrameScene::new(scene_camera(w, h), objects);
+    scene.sky = sky;
     scene.ground = if ground {
         Some(Ground::default())
     } else {
@@ -660,7 +675,8 @@ fn debug_shapes_draw_over_the_scene() {
     assert!(mean_abs_diff(&with, &without) > 1.0);
 }
 
-/// Writes larger renders of every shader to docs/ (run on demand:
+/// Writes larger renders of a few shaders (with the sky background) to docs/ and the
+/// procedural textures to assets/ (run on demand:
 /// `cargo test --no-default-features --features gpu --test gpu_render -- --ignored write_docs_images`).
 #[test]
 #[ignore]
@@ -670,11 +686,18 @@ fn write_docs_images() {
     };
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs");
     std::fs::create_dir_all(&dir).unwrap();
-    for s in Shading::ALL {
-        let img = render(g, 480, 320, &items(g, s), true, true, None);
+    for s in [
+        Shading::BlinnPhong,
+        Shading::Bump,
+        Shading::Displacement,
+        Shading::Mirror,
+        Shading::Toon,
+    ] {
+        let img = render_sky(g, 480, 320, &items(g, s), true, true, None, true);
         img.save(dir.join(format!("shaders_{}.png", s.name())))
             .unwrap();
     }
+    textures::write_assets(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets")).unwrap();
 }
 
 /// Frame time at 1280×720 on this adapter (printed, never asserted; not a target on lavapipe).
@@ -699,4 +722,31 @@ fn report_frame_time_1280x720() {
             g.ctx.summary
         );
     }
+}
+
+#[test]
+fn sky_fills_the_background_with_the_environment() {
+    let Some(g) = gpu("sky_fills_the_background_with_the_environment") else {
+        return;
+    };
+    let img = render_sky(
+        g,
+        W,
+        H,
+        &items(g, Shading::BlinnPhong),
+        true,
+        true,
+        None,
+        true,
+    );
+    // Above the ground no pixel keeps the clear colour (below it, shadowed dark checker squares
+    // happen to match it), and the top rows are sky blue, brighter than the clear colour.
+    let above_ground = img.enumerate_pixels().filter(|(_, y, _)| *y < H / 5);
+    assert_eq!(above_ground.filter(|(_, _, p)| is_background(p)).count(), 0);
+    let top = img.get_pixel(W / 2, 2);
+    assert!(top[2] > top[0] && luma(top) > 100.0, "sky pixel {top:?}");
+    // The objects are unchanged by the background behind them.
+    let plain = render(g, W, H, &items(g, Shading::BlinnPhong), true, true, None);
+    let (x, y) = pixel_of(Vec3::new(-0.55, 0.75, 0.0));
+    assert_eq!(img.get_pixel(x, y), plain.get_pixel(x, y));
 }

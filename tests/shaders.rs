@@ -149,6 +149,13 @@ fn shaders_have_the_entry_points_the_renderer_uses() {
             ],
         ),
         ("skin.wgsl", &[("skin_main", naga::ShaderStage::Compute)]),
+        (
+            "sky.wgsl",
+            &[
+                ("vs_sky", naga::ShaderStage::Vertex),
+                ("fs_sky", naga::ShaderStage::Fragment),
+            ],
+        ),
     ];
     for (file, entries) in expect {
         let source = std::fs::read_to_string(dir.join(file)).unwrap();

@@ -118,7 +118,7 @@ pub struct ObjectMaterial {
     pub displacement: f32,
     /// Texture repeats per UV unit, (0, 64], default 1.
     pub uv_scale: f32,
-    /// Toon rim exponent, [0.5, 16], default 3.
+    /// Toon rim exponent, [0.5, 16], default 2.
     pub rim_power: f32,
     /// Toon rim brightness, [0, 1], default 0.5.
     pub rim_strength: f32,
@@ -136,7 +136,7 @@ impl Default for ObjectMaterial {
             bump_strength: 4.0,
             displacement: 0.04,
             uv_scale: 1.0,
-            rim_power: 3.0,
+            rim_power: 2.0,
             rim_strength: 0.5,
             mirror_tint: 0.15,
             textures: TextureSetId::PLAIN,
@@ -238,8 +238,11 @@ pub struct FrameScene<'a> {
     pub objects: &'a [DrawItem<'a>],
     pub ground: Option<Ground>,
     pub debug: Option<&'a DebugDraw>,
-    /// Linear RGBA background.
+    /// Linear RGBA background (where no sky is drawn).
     pub clear_color: Vec4,
+    /// Draw the environment cube map as the background (the sky the mirror shader reflects);
+    /// default off (a flat `clear_color`).
+    pub sky: bool,
 }
 
 impl<'a> FrameScene<'a> {
@@ -251,6 +254,7 @@ impl<'a> FrameScene<'a> {
             ground: Some(Ground::default()),
             debug: None,
             clear_color: Vec4::new(0.03, 0.035, 0.045, 1.0),
+            sky: false,
         }
     }
 
@@ -312,7 +316,7 @@ impl DepthTarget {
     }
 }
 
-/// 256 bytes. Mirrors `Frame` in shaders/common.wgsl (and debug.wgsl).
+/// 320 bytes. Mirrors `Frame` in shaders/common.wgsl (and debug.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 struct FrameUniform {
@@ -325,6 +329,8 @@ struct FrameUniform {
     /// x 1/shadow-map size, y depth bias (NDC), z shadows on, w unused.
     shadow_params: [f32; 4],
     _pad: [[f32; 4]; 3],
+    /// Inverse of `clip_from_world`, for the sky pass.
+    world_from_clip: [[f32; 4]; 4],
 }
 
 /// 256 bytes. Mirrors `ShadowFrame` in shaders/shadow.wgsl.
@@ -380,6 +386,7 @@ pub struct Renderer {
     shadow_pipeline: wgpu::RenderPipeline,
     debug_line_pipeline: wgpu::RenderPipeline,
     debug_solid_pipeline: wgpu::RenderPipeline,
+    sky_pipeline: wgpu::RenderPipeline,
     frame_buffer: wgpu::Buffer,
     frame_bind_group: wgpu::BindGroup,
     shadow_frame_buffer: wgpu::Buffer,
@@ -717,6 +724,30 @@ impl Renderer {
             depth_state(true, wgpu::CompareFunction::LessEqual),
         );
 
+        let sky_module = shaders::module(device, "sky.wgsl", shaders::SKY);
+        let sky_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("sky pipeline"),
+            layout: Some(&debug_layout),
+            vertex: wgpu::VertexState {
+                module: &sky_module,
+                entry_point: Some("vs_sky"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: Default::default(),
+            // Behind everything and leaving the depth buffer cleared.
+            depth_stencil: Some(depth_state(false, wgpu::CompareFunction::Always)),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &sky_module,
+                entry_point: Some("fs_sky"),
+                compilation_options: Default::default(),
+                targets: &color_target,
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+
         // Shared resources.
         let shadow_size = Self::SHADOW_MAP_SIZE;
         let shadow_texture = device.create_texture(&wgpu::TextureDescriptor {
@@ -835,6 +866,7 @@ impl Renderer {
             shadow_pipeline,
             debug_line_pipeline,
             debug_solid_pipeline,
+            sky_pipeline,
             frame_buffer,
             frame_bind_group,
             shadow_frame_buffer,
@@ -1061,8 +1093,10 @@ impl Renderer {
         }
         let light_clip = light_clip_from_world(l, slo, shi);
         let shadows = scene.light.shadows && !scene.objects.is_empty();
+        let clip_from_world = scene.camera.clip_from_world(aspect);
         let frame = FrameUniform {
-            clip_from_world: scene.camera.clip_from_world(aspect).to_cols_array_2d(),
+            clip_from_world: clip_from_world.to_cols_array_2d(),
+            world_from_clip: clip_from_world.inverse().to_cols_array_2d(),
             light_clip_from_world: light_clip.to_cols_array_2d(),
             eye_world: scene.camera.eye.extend(1.0).to_array(),
             light_dir_world: l.extend(0.0).to_array(),
@@ -1179,6 +1213,10 @@ impl Renderer {
             multiview_mask: None,
         });
         pass.set_bind_group(0, &self.frame_bind_group, &[]);
+        if scene.sky {
+            pass.set_pipeline(&self.sky_pipeline);
+            pass.draw(0..3, 0..1);
+        }
         let draw = |pass: &mut wgpu::RenderPass,
                     slot: usize,
                     mesh: &GpuMesh,

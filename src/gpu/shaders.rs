@@ -14,6 +14,7 @@ pub const MIRROR: &str = include_str!("../../shaders/mirror.wgsl");
 pub const TOON: &str = include_str!("../../shaders/toon.wgsl");
 pub const SHADOW: &str = include_str!("../../shaders/shadow.wgsl");
 pub const DEBUG: &str = include_str!("../../shaders/debug.wgsl");
+pub const SKY: &str = include_str!("../../shaders/sky.wgsl");
 pub const SKIN: &str = include_str!("../../shaders/skin.wgsl");
 
 /// The marker line that asks for `common.wgsl` to be prepended.

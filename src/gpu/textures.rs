@@ -117,7 +117,9 @@ pub fn environment_radiance(d: Vec3) -> Vec3 {
         } else {
             Vec3::new(0.22, 0.2, 0.18)
         };
-        let haze = (-d.y * 3.0).min(1.0);
+        // Far floor (near the horizon) dissolves into haze, so that the sky behind a scene's own
+        // ground plane reads as distance rather than a second floor.
+        let haze = (-d.y * 1.5).min(1.0).powf(1.5);
         horizon.lerp(base, haze)
     }
 }
