@@ -750,3 +750,65 @@ fn sky_fills_the_background_with_the_environment() {
     let (x, y) = pixel_of(Vec3::new(-0.55, 0.75, 0.0));
     assert_eq!(img.get_pixel(x, y), plain.get_pixel(x, y));
 }
+
+/// The per-frame cloth upload: new positions (normals recomputed when not given) and wetness
+/// replace the old ones, and the drawn cloth moves and darkens accordingly.
+#[test]
+fn cloth_upload_per_frame_moves_and_wets_the_drawn_cloth() {
+    let Some(g) = gpu("cloth_upload_per_frame_moves_and_wets_the_drawn_cloth") else {
+        return;
+    };
+    let cloth = MeshData::grid(Vec2::new(1.0, 1.0), 0.5, 16, 16, |_, _| 0.0);
+    let mut mesh = GpuMesh::new(&g.ctx, "uploaded cloth", &cloth).unwrap();
+    let m = ObjectMaterial {
+        base_color: Vec4::new(0.8, 0.8, 0.8, 1.0),
+        ..Default::default()
+    };
+    let lit = |mesh: &GpuMesh| {
+        let img = render(
+            g,
+            W,
+            H,
+            &[DrawItem::new(mesh, Shading::BlinnPhong).with_material(m)],
+            false,
+            false,
+            None,
+        );
+        let px = object_pixels(&img);
+        let cy = px.iter().map(|p| p.1 as f64).sum::<f64>() / px.len() as f64;
+        let l = px.iter().map(|p| luma(&p.2)).sum::<f64>() / px.len() as f64;
+        (cy, l)
+    };
+    let (y0, l0) = lit(&mesh);
+    // Lift the cloth by 0.4 m and soak it.
+    let lifted: Vec<Vec3> = cloth
+        .positions
+        .iter()
+        .map(|p| *p + Vec3::new(0.0, 0.4, 0.0))
+        .collect();
+    mesh.update_vertices(
+        &g.ctx,
+        &lifted,
+        &[],
+        &vec![1.0; lifted.len()],
+        &cloth.indices,
+    )
+    .unwrap();
+    let (y1, l1) = lit(&mesh);
+    assert!(
+        y1 < y0 - 5.0,
+        "the cloth moved up the screen: row {y0:.1} → {y1:.1}"
+    );
+    assert!(l1 < l0 - 20.0, "the wet cloth is darker: {l0:.1} → {l1:.1}");
+    let v = mesh.read_vertices(&g.ctx).unwrap();
+    assert!((v[0].pos_wet[1] - 0.9).abs() < 1e-6 && v[0].pos_wet[3] == 1.0);
+    assert!(
+        (v[0].normal[1] - 1.0).abs() < 1e-5,
+        "recomputed normal {:?}",
+        v[0].normal
+    );
+    // Wrong lengths are refused, not uploaded.
+    assert!(mesh
+        .update_vertices(&g.ctx, &lifted[1..], &[], &[], &cloth.indices)
+        .is_err());
+}

@@ -794,11 +794,13 @@ impl Renderer {
         let ramp_view = textures::upload_2d(
             ctx,
             "toon ramp",
-            ramp.as_raw(),
-            ramp.width(),
-            1,
-            wgpu::TextureFormat::Rgba8Unorm,
-            4,
+            textures::TexelData {
+                data: ramp.as_raw(),
+                width: ramp.width(),
+                height: 1,
+                format: wgpu::TextureFormat::Rgba8Unorm,
+                channels: 4,
+            },
             false,
         )
         .create_view(&Default::default());
@@ -960,11 +962,13 @@ impl Renderer {
         let base_view = textures::upload_2d(
             ctx,
             &format!("{label} base colour"),
-            base_data,
-            bw,
-            bh,
-            wgpu::TextureFormat::Rgba8UnormSrgb,
-            4,
+            textures::TexelData {
+                data: base_data,
+                width: bw,
+                height: bh,
+                format: wgpu::TextureFormat::Rgba8UnormSrgb,
+                channels: 4,
+            },
             true,
         )
         .create_view(&Default::default());
@@ -978,11 +982,13 @@ impl Renderer {
         let height_view = textures::upload_2d(
             ctx,
             &format!("{label} height"),
-            h_data,
-            hw,
-            hh,
-            wgpu::TextureFormat::R8Unorm,
-            1,
+            textures::TexelData {
+                data: h_data,
+                width: hw,
+                height: hh,
+                format: wgpu::TextureFormat::R8Unorm,
+                channels: 1,
+            },
             true,
         )
         .create_view(&Default::default());

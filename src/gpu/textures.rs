@@ -53,7 +53,7 @@ pub fn checker(size: u32, cells: u32, a: [u8; 3], b: [u8; 3]) -> RgbaImage {
     RgbaImage::from_fn(size, size, |x, y| {
         let cx = x * cells / size;
         let cy = y * cells / size;
-        let c = if (cx + cy) % 2 == 0 { a } else { b };
+        let c = if (cx + cy).is_multiple_of(2) { a } else { b };
         Rgba([c[0], c[1], c[2], 255])
     })
 }
@@ -185,18 +185,25 @@ fn downsample(data: &[u8], w: u32, h: u32, channels: usize) -> (Vec<u8>, u32, u3
     (out, nw, nh)
 }
 
-/// Uploads a 2D texture with a full box-filtered mip chain. `format` must be an 8-bit format
-/// with `channels` bytes per texel (Rgba8UnormSrgb, Rgba8Unorm, R8Unorm).
-pub fn upload_2d(
-    ctx: &GpuContext,
-    label: &str,
-    data: &[u8],
-    width: u32,
-    height: u32,
-    format: wgpu::TextureFormat,
-    channels: usize,
-    mips: bool,
-) -> wgpu::Texture {
+/// Texel data of one 2D image for [`upload_2d`]: `width × height` texels of `channels` bytes in
+/// `format` (an 8-bit format: Rgba8UnormSrgb, Rgba8Unorm or R8Unorm).
+pub struct TexelData<'a> {
+    pub data: &'a [u8],
+    pub width: u32,
+    pub height: u32,
+    pub format: wgpu::TextureFormat,
+    pub channels: usize,
+}
+
+/// Uploads a 2D texture, with a full box-filtered mip chain when `mips`.
+pub fn upload_2d(ctx: &GpuContext, label: &str, texels: TexelData, mips: bool) -> wgpu::Texture {
+    let TexelData {
+        data,
+        width,
+        height,
+        format,
+        channels,
+    } = texels;
     let levels = if mips {
         32 - width.max(height).max(1).leading_zeros()
     } else {
