@@ -182,16 +182,23 @@ fn cotangent_frame(n: vec3<f32>, p: vec3<f32>, uv: vec2<f32>) -> mat3x3<f32> {
     return mat3x3<f32>(t * inv, b * inv, n);
 }
 
-// Height-map gradient (dh/du, dh/dv) per texel by central differences, at mip level 0.
+// Height-map gradient (dh/du, dh/dv) per level-0 texel by central differences, taken at the
+// mip level that matches the pixel's footprint (with a step of one texel of that level): a
+// prefiltered gradient, so that fine relief seen from afar averages out instead of aliasing
+// into noise. Call in uniform control flow (it uses screen-space derivatives).
 fn height_gradient(uv: vec2<f32>) -> vec2<f32> {
     let size = vec2<f32>(textureDimensions(height_map, 0));
-    let du = vec2<f32>(1.0 / size.x, 0.0);
-    let dv = vec2<f32>(0.0, 1.0 / size.y);
-    let hx = textureSampleLevel(height_map, linear_sampler, uv + du, 0.0).r
-        - textureSampleLevel(height_map, linear_sampler, uv - du, 0.0).r;
-    let hy = textureSampleLevel(height_map, linear_sampler, uv + dv, 0.0).r
-        - textureSampleLevel(height_map, linear_sampler, uv - dv, 0.0).r;
-    return vec2<f32>(hx, hy) * 0.5;
+    let footprint = max(length(dpdx(uv) * size), length(dpdy(uv) * size));
+    let max_lod = f32(textureNumLevels(height_map) - 1u);
+    let lod = clamp(log2(max(footprint, 1.0)), 0.0, max_lod);
+    let step = exp2(lod);
+    let du = vec2<f32>(step / size.x, 0.0);
+    let dv = vec2<f32>(0.0, step / size.y);
+    let hx = textureSampleLevel(height_map, linear_sampler, uv + du, lod).r
+        - textureSampleLevel(height_map, linear_sampler, uv - du, lod).r;
+    let hy = textureSampleLevel(height_map, linear_sampler, uv + dv, lod).r
+        - textureSampleLevel(height_map, linear_sampler, uv - dv, lod).r;
+    return vec2<f32>(hx, hy) * (0.5 / step);
 }
 
 // Normal perturbed by the height map (Blinn 1978, "Simulation of wrinkled surfaces"): in the

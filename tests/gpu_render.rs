@@ -27,10 +27,16 @@ use image::RgbaImage;
 
 const W: u32 = 200;
 const H: u32 = 150;
-/// Golden tolerance: mean absolute difference per channel, 0–255 units. Lavapipe and real GPUs
-/// differ at triangle edges and in texture filtering by well under 1; a wrong shader, a lost
-/// texture or a lost shadow moves the mean by 5 to 50 (see `golden_tolerance_tells_shaders_apart`).
-const GOLDEN_MAD: f64 = 2.0;
+/// Golden comparison, two tolerances on the mean absolute difference per channel (0–255):
+/// at quarter resolution (4× downsampled, where a shader's look survives and rasterisation
+/// noise averages out) and, looser, at full resolution (fine-scale garbage). Measured on
+/// lavapipe: the closest pair of different shaders is 2.7 apart at quarter resolution and a
+/// lost shadow more; moving the camera by an eighth of a pixel (a stand-in for how another GPU
+/// samples edges and textures) changes frames by at most 0.85 at quarter resolution and 1.7 at
+/// full resolution (`golden_tolerance_absorbs_subpixel_shifts`,
+/// `golden_tolerance_tells_shaders_apart`).
+const GOLDEN_MAD_QUARTER: f64 = 1.6;
+const GOLDEN_MAD_FULL: f64 = 4.0;
 
 struct Gpu {
     ctx: GpuContext,
@@ -127,9 +133,11 @@ fn material(g: &Gpu, shading: Shading, color: Vec4) -> ObjectMaterial {
             ..base
         },
         Shading::Bump => ObjectMaterial {
+            // A coarse weave (8 yarns around the sphere): at these small test frames a finer
+            // one is below a pixel and, prefiltered, rightly fades to the plain surface.
             textures: TextureSetId::WEAVE,
-            bump_strength: 6.0,
-            uv_scale: 1.0,
+            bump_strength: 5.0,
+            uv_scale: 0.25,
             ..base
         },
         Shading::Displacement => ObjectMaterial {
@@ -265,6 +273,20 @@ fn golden_path(name: &str) -> PathBuf {
         .join(format!("{name}.png"))
 }
 
+fn quarter(img: &RgbaImage) -> RgbaImage {
+    image::imageops::resize(
+        img,
+        img.width() / 4,
+        img.height() / 4,
+        image::imageops::FilterType::Triangle,
+    )
+}
+
+/// (quarter-resolution MAD, full-resolution MAD).
+fn golden_distance(a: &RgbaImage, b: &RgbaImage) -> (f64, f64) {
+    (mean_abs_diff(&quarter(a), &quarter(b)), mean_abs_diff(a, b))
+}
+
 fn check_golden(name: &str, img: &RgbaImage) {
     let path = golden_path(name);
     if std::env::var("DRAPE_UPDATE_GOLDEN")
@@ -283,12 +305,15 @@ fn check_golden(name: &str, img: &RgbaImage) {
             )
         })
         .to_rgba8();
-    let mad = mean_abs_diff(img, &golden);
-    eprintln!("{name}: mean |frame − golden| = {mad:.3}");
-    if mad > GOLDEN_MAD {
+    let (q, f) = golden_distance(img, &golden);
+    eprintln!("{name}: mean |frame − golden| = {q:.3} at quarter resolution, {f:.3} at full");
+    if q > GOLDEN_MAD_QUARTER || f > GOLDEN_MAD_FULL {
         let out = std::env::temp_dir().join(format!("drape_{name}_actual.png"));
         let _ = img.save(&out);
-        panic!("{name}: frame differs from its golden image by {mad:.2} > {GOLDEN_MAD} (actual saved to {})", out.display());
+        panic!(
+            "{name}: frame differs from its golden image by {q:.2} (quarter res, tolerance {GOLDEN_MAD_QUARTER}) / {f:.2} (full res, tolerance {GOLDEN_MAD_FULL}); actual saved to {}",
+            out.display()
+        );
     }
 }
 
@@ -415,9 +440,13 @@ fn normals_shader_colours_by_direction() {
     };
     let img = sphere_alone(g, Shading::Normals);
     let px = object_pixels(&img);
-    // Topmost object pixels face +Y (green), rightmost face +X (red).
-    let top = px.iter().min_by_key(|(_, y, _)| *y).unwrap().2;
-    let right = px.iter().max_by_key(|(x, _, _)| *x).unwrap().2;
+    // Near the top of the outline the sphere faces +Y (green), near its right end +X (red);
+    // two pixels inside the outline, past the antialiased edge.
+    let (cx, cy) = pixel_of(Vec3::new(-0.55, 0.75, 0.0));
+    let top_y = px.iter().filter(|p| p.0 == cx).map(|p| p.1).min().unwrap();
+    let right_x = px.iter().filter(|p| p.1 == cy).map(|p| p.0).max().unwrap();
+    let top = *img.get_pixel(cx, top_y + 2);
+    let right = *img.get_pixel(right_x - 2, cy);
     assert!(top[1] > top[0] && top[1] > 200, "top {top:?}");
     assert!(right[0] > right[1] && right[0] > 200, "right {right:?}");
 }
@@ -598,25 +627,28 @@ fn golden_tolerance_tells_shaders_apart() {
         .iter()
         .map(|&s| (s, render(g, W, H, &items(g, s), true, true, None)))
         .collect();
+    let mut closest = f64::MAX;
     for i in 0..imgs.len() {
         for j in i + 1..imgs.len() {
-            let mad = mean_abs_diff(&imgs[i].1, &imgs[j].1);
+            let (q, _) = golden_distance(&imgs[i].1, &imgs[j].1);
+            closest = closest.min(q);
             assert!(
-                mad > GOLDEN_MAD,
-                "{} vs {}: only {mad:.2} apart",
+                q > GOLDEN_MAD_QUARTER * 1.5,
+                "{} vs {}: only {q:.2} apart at quarter resolution",
                 imgs[i].0.name(),
                 imgs[j].0.name()
             );
         }
     }
+    eprintln!("closest pair of shaders: {closest:.2} apart at quarter resolution");
     // A lost shadow is caught too.
     let phong = &imgs[2].1;
     let no_shadow = render(g, W, H, &items(g, Shading::BlinnPhong), true, false, None);
-    let mad = mean_abs_diff(phong, &no_shadow);
-    eprintln!("shadow on vs off: {mad:.2}");
+    let (q, _) = golden_distance(phong, &no_shadow);
+    eprintln!("shadow on vs off: {q:.2}");
     assert!(
-        mad > GOLDEN_MAD,
-        "losing the shadow moves the frame by only {mad:.2}"
+        q > GOLDEN_MAD_QUARTER * 1.5,
+        "losing the shadow moves the frame by only {q:.2}"
     );
 }
 
@@ -669,7 +701,7 @@ fn debug_shapes_draw_over_the_scene() {
         .flat_map(|x| (y - 2..=y + 2).map(move |y| (x, y)))
         .any(|(x, y)| {
             let p = with.get_pixel(x, y);
-            p[0] > 200 && p[1] < 60 && p[2] < 60
+            p[0] as i32 > p[1] as i32 + 80 && p[0] as i32 > p[2] as i32 + 80
         });
     assert!(red, "no red bone pixel near ({x}, {y})");
     assert!(mean_abs_diff(&with, &without) > 1.0);
@@ -693,7 +725,14 @@ fn write_docs_images() {
         Shading::Mirror,
         Shading::Toon,
     ] {
-        let img = render_sky(g, 480, 320, &items(g, s), true, true, None, true);
+        let mut objects = items(g, s);
+        if s == Shading::Bump {
+            // The larger frame resolves a finer weave (32 yarns around the sphere).
+            for o in &mut objects {
+                o.material.uv_scale = 1.0;
+            }
+        }
+        let img = render_sky(g, 480, 320, &objects, true, true, None, true);
         img.save(dir.join(format!("shaders_{}.png", s.name())))
             .unwrap();
     }
@@ -811,4 +850,52 @@ fn cloth_upload_per_frame_moves_and_wets_the_drawn_cloth() {
     assert!(mesh
         .update_vertices(&g.ctx, &lifted[1..], &[], &[], &cloth.indices)
         .is_err());
+}
+
+/// The golden tolerance absorbs rasterisation differences: the same frame with the camera
+/// moved by an eighth of a pixel (each GPU samples triangle edges and textures slightly
+/// differently; this provokes the same kind of change, exaggerated) stays within it with room
+/// to spare, for every shader.
+#[test]
+fn golden_tolerance_absorbs_subpixel_shifts() {
+    let Some(g) = gpu("golden_tolerance_absorbs_subpixel_shifts") else {
+        return;
+    };
+    let camera = scene_camera(W, H);
+    let distance = (camera.target - camera.eye).length();
+    let pixel = 2.0 * distance * (camera.fov_y * 0.5).tan() / H as f32;
+    let right = (camera.target - camera.eye).cross(camera.up).normalize();
+    let shift = (right + camera.up) * 0.125 * pixel;
+    let (mut worst_q, mut worst_f) = (0.0f64, 0.0f64);
+    for s in Shading::ALL {
+        let objects = items(g, s);
+        let mut scene = FrameScene::new(camera, &objects);
+        scene.clear_color = CLEAR;
+        let base = g
+            .renderer
+            .lock()
+            .unwrap()
+            .render_to_image(&g.ctx, W, H, &scene)
+            .unwrap();
+        scene.camera.eye += shift;
+        scene.camera.target += shift;
+        let moved = g
+            .renderer
+            .lock()
+            .unwrap()
+            .render_to_image(&g.ctx, W, H, &scene)
+            .unwrap();
+        let (q, f) = golden_distance(&base, &moved);
+        eprintln!(
+            "{}: an eighth-pixel shift moves the frame by {q:.3} (quarter res), {f:.3} (full)",
+            s.name()
+        );
+        worst_q = worst_q.max(q);
+        worst_f = worst_f.max(f);
+    }
+    assert!(
+        worst_q < GOLDEN_MAD_QUARTER * 0.66,
+        "quarter res: {worst_q:.2}"
+    );
+    assert!(worst_f < GOLDEN_MAD_FULL * 0.5, "full res: {worst_f:.2}");
 }

@@ -286,12 +286,14 @@ pub struct DepthTarget {
     pub view: wgpu::TextureView,
     pub width: u32,
     pub height: u32,
+    /// Samples per pixel; must equal the renderer's [`Renderer::sample_count`].
+    pub sample_count: u32,
 }
 
 impl DepthTarget {
     pub const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
-    pub fn new(ctx: &GpuContext, width: u32, height: u32) -> Self {
+    pub fn new(ctx: &GpuContext, width: u32, height: u32, sample_count: u32) -> Self {
         let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
             label: Some("depth target"),
             size: wgpu::Extent3d {
@@ -300,7 +302,7 @@ impl DepthTarget {
                 depth_or_array_layers: 1,
             },
             mip_level_count: 1,
-            sample_count: 1,
+            sample_count,
             dimension: wgpu::TextureDimension::D2,
             format: Self::FORMAT,
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
@@ -312,6 +314,7 @@ impl DepthTarget {
             view,
             width,
             height,
+            sample_count,
         }
     }
 }
@@ -380,6 +383,10 @@ const OBJECT_STRIDE: u64 = 256;
 /// Owns every pipeline, the shadow map, the shared textures and the per-frame buffers.
 pub struct Renderer {
     color_format: wgpu::TextureFormat,
+    /// Samples per pixel of the main pass (4: MSAA, resolved into the target; 1: none).
+    sample_count: u32,
+    /// The multisampled colour buffer, resized to the target on demand.
+    msaa: Option<(wgpu::Texture, wgpu::TextureView)>,
     object_layout: wgpu::BindGroupLayout,
     material_layout: wgpu::BindGroupLayout,
     pipelines: HashMap<Shading, wgpu::RenderPipeline>,
@@ -440,9 +447,28 @@ impl Renderer {
     /// Shadow map resolution, texels per side.
     pub const SHADOW_MAP_SIZE: u32 = 1024;
 
+    /// Samples per pixel used by [`Renderer::new`]: 4× MSAA, which every WebGPU adapter
+    /// supports for renderable 8-bit formats. Antialiased edges also make frames from different
+    /// GPUs agree more closely (golden images).
+    pub const DEFAULT_SAMPLES: u32 = 4;
+
     /// A renderer for colour targets of `color_format` (e.g. the surface's format, or
-    /// `Rgba8UnormSrgb` for `render_to_image`). Compiles every pipeline up front.
+    /// `Rgba8UnormSrgb` for `render_to_image`), with 4× MSAA. Compiles every pipeline up front.
     pub fn new(ctx: &GpuContext, color_format: wgpu::TextureFormat) -> Self {
+        Self::with_samples(ctx, color_format, Self::DEFAULT_SAMPLES)
+    }
+
+    /// As [`Renderer::new`] with `sample_count` samples per pixel (1 or 4).
+    pub fn with_samples(
+        ctx: &GpuContext,
+        color_format: wgpu::TextureFormat,
+        sample_count: u32,
+    ) -> Self {
+        let sample_count = if sample_count >= 4 { 4 } else { 1 };
+        let multisample = wgpu::MultisampleState {
+            count: sample_count,
+            ..Default::default()
+        };
         let device = &ctx.device;
         let vf = wgpu::ShaderStages::VERTEX_FRAGMENT;
         let frame_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -586,7 +612,7 @@ impl Renderer {
                     ..Default::default()
                 },
                 depth_stencil: Some(depth_state(true, wgpu::CompareFunction::LessEqual)),
-                multisample: Default::default(),
+                multisample,
                 fragment: Some(wgpu::FragmentState {
                     module: &module,
                     entry_point: Some("fs_main"),
@@ -694,7 +720,7 @@ impl Renderer {
                     ..Default::default()
                 },
                 depth_stencil: Some(depth),
-                multisample: Default::default(),
+                multisample,
                 fragment: Some(wgpu::FragmentState {
                     module: &debug_module,
                     entry_point: Some(fs),
@@ -737,7 +763,7 @@ impl Renderer {
             primitive: Default::default(),
             // Behind everything and leaving the depth buffer cleared.
             depth_stencil: Some(depth_state(false, wgpu::CompareFunction::Always)),
-            multisample: Default::default(),
+            multisample,
             fragment: Some(wgpu::FragmentState {
                 module: &sky_module,
                 entry_point: Some("fs_sky"),
@@ -862,6 +888,8 @@ impl Renderer {
 
         let mut renderer = Self {
             color_format,
+            sample_count,
+            msaa: None,
             object_layout,
             material_layout,
             pipelines,
@@ -937,6 +965,15 @@ impl Renderer {
 
     pub fn color_format(&self) -> wgpu::TextureFormat {
         self.color_format
+    }
+
+    pub fn sample_count(&self) -> u32 {
+        self.sample_count
+    }
+
+    /// A depth target for this renderer (right format and sample count).
+    pub fn depth_target(&self, ctx: &GpuContext, width: u32, height: u32) -> DepthTarget {
+        DepthTarget::new(ctx, width, height, self.sample_count)
     }
 
     /// A texture set from a base colour map (a rig's texture, sRGB RGBA8; `None` = white) and a
@@ -1044,6 +1081,38 @@ impl Renderer {
                     item.material.textures.0,
                     self.texture_sets.len()
                 )));
+            }
+        }
+        if depth.sample_count != self.sample_count {
+            return Err(GpuError::InvalidInput(format!(
+                "depth target has {} samples, the renderer {} (use Renderer::depth_target)",
+                depth.sample_count, self.sample_count
+            )));
+        }
+        if self.sample_count > 1 {
+            let fits = self.msaa.as_ref().is_some_and(|(t, _)| {
+                t.width() == size.width
+                    && t.height() == size.height
+                    && t.format() == target.texture().format()
+            });
+            if !fits {
+                let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("msaa colour"),
+                    size: wgpu::Extent3d {
+                        width: size.width,
+                        height: size.height,
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: self.sample_count,
+                    dimension: wgpu::TextureDimension::D2,
+                    // The pipelines' format, which the target view must have.
+                    format: self.color_format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                    view_formats: &[],
+                });
+                let view = texture.create_view(&Default::default());
+                self.msaa = Some((texture, view));
             }
         }
         let aspect = size.width as f32 / size.height.max(1) as f32;
@@ -1193,9 +1262,17 @@ impl Renderer {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("scene pass"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target,
+                // With MSAA: draw into the multisampled buffer and resolve into the target.
+                view: match (&self.msaa, self.sample_count > 1) {
+                    (Some((_, msaa)), true) => msaa,
+                    _ => target,
+                },
                 depth_slice: None,
-                resolve_target: None,
+                resolve_target: if self.sample_count > 1 {
+                    Some(target)
+                } else {
+                    None
+                },
                 ops: wgpu::Operations {
                     load: wgpu::LoadOp::Clear(wgpu::Color {
                         r: c.x as f64,
@@ -1203,7 +1280,13 @@ impl Renderer {
                         b: c.z as f64,
                         a: c.w as f64,
                     }),
-                    store: wgpu::StoreOp::Store,
+                    // The resolve target receives the image; the multisampled buffer need not
+                    // be kept.
+                    store: if self.sample_count > 1 {
+                        wgpu::StoreOp::Discard
+                    } else {
+                        wgpu::StoreOp::Store
+                    },
                 },
             })],
             depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
@@ -1326,7 +1409,7 @@ impl Renderer {
             view_formats: &[],
         });
         let view = texture.create_view(&Default::default());
-        let depth = DepthTarget::new(ctx, width, height);
+        let depth = self.depth_target(ctx, width, height);
         let mut encoder = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
