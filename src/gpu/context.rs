@@ -62,9 +62,12 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
-    /// A context for offscreen work: no window, no display handle.
+    /// A context for offscreen work: no window, no display handle. wgpu's instance
+    /// environment variables apply, e.g. `WGPU_BACKEND=gl` forces OpenGL (llvmpipe where
+    /// Vulkan is missing or broken).
     pub fn headless() -> Result<Self, GpuError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         pollster::block_on(Self::from_instance(instance, None))
     }
 
