@@ -736,6 +736,34 @@ fn write_docs_images() {
         img.save(dir.join(format!("shaders_{}.png", s.name())))
             .unwrap();
     }
+    // The wet look: the draped cloth, dry on the left to soaked on the right: darker, with
+    // sharp highlights on the folds that face the light.
+    let m = ObjectMaterial {
+        base_color: Vec4::new(0.75, 0.3, 0.25, 1.0),
+        specular: 0.08,
+        shininess: 12.0,
+        ..Default::default()
+    };
+    let objects = [DrawItem::new(&g.meshes.cloth, Shading::BlinnPhong).with_material(m)];
+    let mut scene = FrameScene::new(
+        Camera::frame_bounds(
+            Vec3::new(-0.8, 0.0, 0.35),
+            Vec3::new(0.8, 0.15, 0.95),
+            1.5,
+            Vec3::new(0.0, -0.6, -1.0),
+            0.8,
+        ),
+        &objects,
+    );
+    scene.sky = true;
+    scene.light.dir_to_light = Vec3::new(0.45, 0.55, -0.7);
+    let img = g
+        .renderer
+        .lock()
+        .unwrap()
+        .render_to_image(&g.ctx, 480, 320, &scene)
+        .unwrap();
+    img.save(dir.join("shaders_wet.png")).unwrap();
     textures::write_assets(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets")).unwrap();
 }
 
