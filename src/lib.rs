@@ -20,4 +20,7 @@ pub mod math;
 pub mod rig;
 pub mod skin;
 
+#[cfg(feature = "gpu")]
+pub mod gpu;
+
 pub use rig::Rig;
