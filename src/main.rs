@@ -3,18 +3,27 @@
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "drape", version, about = "Skinned characters wearing simulated garments")]
+#[command(
+    name = "drape",
+    version,
+    about = "Skinned characters wearing simulated garments"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Generate the built-in ninja (rigs/ninja.glb) and its contact sheets.
+    Rig(drape::cli::rig::Args),
+}
 
 fn main() {
     let cli = Cli::parse();
-    let result: Result<(), drape::cli::CliError> = match cli.command {};
+    let result: Result<(), drape::cli::CliError> = match cli.command {
+        Command::Rig(a) => drape::cli::rig::run(a),
+    };
     if let Err(e) = result {
         eprintln!("drape: {e}");
         std::process::exit(1);

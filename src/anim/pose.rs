@@ -14,7 +14,9 @@ use crate::math::Mat4;
 impl Pose {
     /// The rest pose of a skeleton.
     pub fn rest(skeleton: &Skeleton) -> Self {
-        Self { local: skeleton.rest.clone() }
+        Self {
+            local: skeleton.rest.clone(),
+        }
     }
 
     /// Forward kinematics: `world_from_node` for every node, written into `out` (resized, never

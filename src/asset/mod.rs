@@ -1,1 +1,2 @@
 //! asset
+pub mod export;

@@ -11,3 +11,5 @@ impl CliError {
         Self(msg.into())
     }
 }
+
+pub mod rig;

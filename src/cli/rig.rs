@@ -1,0 +1,86 @@
+//! `drape rig`: generates the built-in ninja and, on request, its contact sheets.
+//!
+//! ```text
+//! drape rig --out rigs/ninja.glb             # the committed default character
+//! drape rig --sheet docs/ninja_sheet.png     # every clip at 6 times, front and side
+//! drape rig --sheet docs/ninja_sheet.png --per-clip   # also docs/ninja_sheet_<clip>.png
+//! ```
+
+use std::path::PathBuf;
+
+use super::CliError;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Where to write the glb (default rigs/ninja.glb when neither --out nor --sheet is given).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write a contact sheet PNG of every clip (front and side views).
+    #[arg(long)]
+    pub sheet: Option<PathBuf>,
+    /// Columns (sample times) per clip on the sheet, 2..=16 (default 6).
+    #[arg(long, default_value_t = 6)]
+    pub columns: usize,
+    /// Also write one larger sheet per clip beside --sheet (`<stem>_<clip>.png`, 10 columns).
+    #[arg(long)]
+    pub per_clip: bool,
+}
+
+fn write_png(canvas: &crate::raster::Canvas, path: &std::path::Path) -> Result<(), CliError> {
+    let png = canvas
+        .to_png()
+        .map_err(|e| CliError::new(format!("could not encode {}: {e}", path.display())))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::new(format!("could not create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(path, png)
+        .map_err(|e| CliError::new(format!("could not write {}: {e}", path.display())))
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if !(2..=16).contains(&args.columns) {
+        return Err(CliError::new("--columns must be between 2 and 16"));
+    }
+    let ninja = crate::ninja::build().map_err(|e| CliError::new(e.to_string()))?;
+    let rig = &ninja.rig;
+    let out = match (&args.out, &args.sheet) {
+        (None, None) => Some(PathBuf::from(crate::ninja::DEFAULT_PATH)),
+        (o, _) => o.clone(),
+    };
+    if let Some(out) = out {
+        crate::asset::export::write_glb(rig, &out).map_err(|e| CliError::new(e.to_string()))?;
+        println!(
+            "wrote {}: {} joints, {} vertices, {} triangles, clips: {}",
+            out.display(),
+            rig.skins[0].joints.len(),
+            rig.vertex_count(),
+            rig.meshes.iter().map(|m| m.triangle_count()).sum::<usize>(),
+            rig.clips
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if let Some(sheet) = &args.sheet {
+        let all: Vec<usize> = (0..rig.clips.len()).collect();
+        write_png(
+            &crate::ninja::sheet::contact_sheet(rig, &all, args.columns),
+            sheet,
+        )?;
+        println!("wrote {}", sheet.display());
+        if args.per_clip {
+            let stem = sheet
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("sheet");
+            for (i, c) in rig.clips.iter().enumerate() {
+                let path = sheet.with_file_name(format!("{stem}_{}.png", c.name));
+                write_png(&crate::ninja::sheet::contact_sheet(rig, &[i], 10), &path)?;
+                println!("wrote {}", path.display());
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,642 @@
+//! Martial-arts clips: readable key poses (`rigs/clips/*.toml`) expanded into 30 fps samples.
+//!
+//! # Key-pose files
+//! ```toml
+//! name = "jab_cross"
+//! duration = 1.6              # s
+//! looping = false             # a loop's last key must equal its first
+//! airborne = [[0.5, 0.8]]     # intervals (s) where no foot needs to touch the floor
+//! [poses.guard]               # named poses, reusable by keys (`from = "guard"`)
+//! LeftArm = [0, 0, -70]
+//! [[key]]
+//! t = 0.0                     # s
+//! from = "guard"              # start from a named pose (default: the previous key)
+//! hips = [0, -5, 0]           # cm, hips displacement from rest in the character frame
+//! plant = ["L", "R"]          # feet flat on the floor and not sliding until the next key
+//! pivot = ["L"]               # feet turning on the ball of the foot (heel swings)
+//! stop = true                 # zero velocity at this key (an extreme / a hit)
+//! [key.rot]                   # joint rotations, degrees [x, y, z]
+//! Hips = [0, 30, 0]
+//! ```
+//! Rotations are Euler angles in degrees about the parent's rest axes, which for every joint are
+//! the character's axes (x = the character's left, y = up, z = forward), applied z first, then x,
+//! then y: `q = Ry(y) Rx(x) Rz(z)`. Joints on the right side are mirrored (`[x, −y, −z]` is used)
+//! so that equal numbers on `LeftArm` and `RightArm` give mirror-image poses. Cheat sheet:
+//! - spine, neck, head: x > 0 bends forward, y > 0 turns to the character's left, z > 0 leans
+//!   to its right (left side goes up... i.e. tilts the top towards −x).
+//! - Hips: the same, for the whole body; hips `y` is the facing (yaw) of the character.
+//! - UpLeg: x < 0 lifts the leg forward, z < 0 spreads it sideways (abduction); Leg: x > 0 bends
+//!   the knee; Foot: x > 0 points the toes, x < 0 pulls them up.
+//! - Arm (T-pose is 0): z < 0 lowers the arm (−80 ≈ hanging), then x < 0 swings it forward,
+//!   y turns it in the horizontal plane (y < 0 forward from the T); ForeArm: y < 0 bends the
+//!   elbow (forward in the T-pose), x twists the forearm; Hand: z < 0 bends the wrist down.
+//! - fingers: z < 0 curls; `fist = 1.0` on a key curls the whole hand (0 = open).
+//!
+//! # Expansion
+//! Key values (angles, hips offset) are interpolated with cubic Hermite splines whose tangents
+//! are the finite differences of the neighbouring keys (Catmull–Rom on a non-uniform grid; zero
+//! at `stop` keys and at the ends of non-looping clips), sampled at 30 fps, then turned into
+//! quaternions. Feet are handled afterwards: a planted foot keeps the ball of the foot at the
+//! place where the plant began, flat on the floor, and the leg reaches it with analytic two-bone
+//! IK (law of cosines, knee towards the knee direction of the keyed pose); after a plant the
+//! foot eases back to its keyed motion over [`RELEASE`]; any foot that the keys would push
+//! through the floor is lifted onto it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::skeleton::{armature_from_char, NinjaSkeleton};
+use crate::anim::{Clip, Interpolation, Track};
+use crate::math::{Mat3, Quat, Vec3};
+
+/// Sampling rate of every clip, frames per second (Mixamo's).
+pub const FPS: f32 = 30.0;
+/// Time over which a released foot blends from its planted place back to its keyed motion, s.
+pub const RELEASE: f32 = 0.2;
+
+/// The clip files, embedded so that the generator needs nothing at run time.
+pub const SOURCES: &[(&str, &str)] = &[
+    ("tpose", include_str!("../../rigs/clips/tpose.toml")),
+    ("stance", include_str!("../../rigs/clips/stance.toml")),
+    ("jab_cross", include_str!("../../rigs/clips/jab_cross.toml")),
+    (
+        "front_kick",
+        include_str!("../../rigs/clips/front_kick.toml"),
+    ),
+    (
+        "roundhouse_kick",
+        include_str!("../../rigs/clips/roundhouse_kick.toml"),
+    ),
+    (
+        "spinning_back_kick",
+        include_str!("../../rigs/clips/spinning_back_kick.toml"),
+    ),
+    ("kata", include_str!("../../rigs/clips/kata.toml")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClipError {
+    #[error("clip {clip}: {msg}")]
+    Parse { clip: String, msg: String },
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+struct KeyFile {
+    name: String,
+    duration: f32,
+    #[serde(default)]
+    looping: bool,
+    #[serde(default)]
+    airborne: Vec<[f32; 2]>,
+    #[serde(default)]
+    poses: BTreeMap<String, BTreeMap<String, [f32; 3]>>,
+    key: Vec<KeyDef>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+struct KeyDef {
+    t: f32,
+    #[serde(default)]
+    from: Option<String>,
+    #[serde(default)]
+    hips: Option<[f32; 3]>,
+    #[serde(default)]
+    plant: Vec<String>,
+    #[serde(default)]
+    pivot: Vec<String>,
+    #[serde(default)]
+    stop: bool,
+    #[serde(default)]
+    fist: Option<[f32; 2]>,
+    #[serde(default)]
+    rot: BTreeMap<String, [f32; 3]>,
+}
+
+/// A clip expanded to frames, in the character frame, before export.
+#[derive(Clone, Debug)]
+pub struct Expanded {
+    pub name: String,
+    /// Frame count; frame `f` is at `f / FPS` seconds.
+    pub frames: usize,
+    /// Hips position per frame, character frame, cm.
+    pub hips_char: Vec<Vec3>,
+    /// `local[f][j]`: joint `j`'s rotation relative to its parent at frame `f`; for the Hips, its
+    /// orientation in the character frame.
+    pub local: Vec<Vec<Quat>>,
+    /// Per foot (0 = left, 1 = right), per frame: planted (flat, fixed) or pivoting.
+    pub planted: [Vec<bool>; 2],
+    /// Frames in which no foot needs to touch the floor.
+    pub airborne: Vec<bool>,
+}
+
+/// One key after resolving inheritance: angles per joint, hips offset, fist curl, feet.
+#[derive(Clone, Debug)]
+struct Key {
+    t: f32,
+    /// Per joint [x, y, z] degrees (as written, mirroring not yet applied) plus hips offset as
+    /// the last entry and fist curls (left, right) packed after it.
+    values: Vec<[f32; 3]>,
+    plant: [bool; 2],
+    pivot: [bool; 2],
+    stop: bool,
+}
+
+fn feet(list: &[String], clip: &str) -> Result<[bool; 2], ClipError> {
+    let mut out = [false; 2];
+    for f in list {
+        match f.as_str() {
+            "L" => out[0] = true,
+            "R" => out[1] = true,
+            other => {
+                return Err(ClipError::Parse {
+                    clip: clip.into(),
+                    msg: format!("foot {other:?} is not L or R"),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Euler degrees → quaternion, mirrored for right-side joints (see the module docs).
+fn euler(deg: [f32; 3], mirror: bool) -> Quat {
+    let [x, y, z] = deg.map(f32::to_radians);
+    let (y, z) = if mirror { (-y, -z) } else { (y, z) };
+    Quat::from_rotation_y(y) * Quat::from_rotation_x(x) * Quat::from_rotation_z(z)
+}
+
+fn parse(src: &str, sk: &NinjaSkeleton) -> Result<(KeyFile, Vec<Key>), ClipError> {
+    let file: KeyFile = toml::from_str(src).map_err(|e| ClipError::Parse {
+        clip: "?".into(),
+        msg: e.to_string(),
+    })?;
+    let err = |msg: String| ClipError::Parse {
+        clip: file.name.clone(),
+        msg,
+    };
+    let nj = sk.joint_count();
+    let hips_slot = nj;
+    let fist_slot = nj + 1;
+    let resolve =
+        |map: &BTreeMap<String, [f32; 3]>, into: &mut Vec<[f32; 3]>| -> Result<(), ClipError> {
+            for (name, v) in map {
+                let j = sk
+                    .try_joint(name)
+                    .ok_or_else(|| err(format!("unknown joint {name:?}")))?;
+                into[j] = *v;
+            }
+            Ok(())
+        };
+    let mut keys: Vec<Key> = Vec::new();
+    for (i, k) in file.key.iter().enumerate() {
+        let mut values = match (&k.from, keys.last()) {
+            (Some(p), _) => {
+                let pose = file
+                    .poses
+                    .get(p)
+                    .ok_or_else(|| err(format!("key {i}: no pose {p:?}")))?;
+                let mut v = vec![[0.0; 3]; nj + 2];
+                resolve(pose, &mut v)?;
+                // Hips offset and fists carry on from the previous key unless given.
+                if let Some(prev) = keys.last() {
+                    v[hips_slot] = prev.values[hips_slot];
+                    v[fist_slot] = prev.values[fist_slot];
+                }
+                v
+            }
+            (None, Some(prev)) => prev.values.clone(),
+            (None, None) => vec![[0.0; 3]; nj + 2],
+        };
+        resolve(&k.rot, &mut values)?;
+        if let Some(h) = k.hips {
+            values[hips_slot] = h;
+        }
+        if let Some([l, r]) = k.fist {
+            values[fist_slot] = [l, r, 0.0];
+        }
+        if !(k.t >= 0.0 && k.t <= file.duration + 1e-4) || keys.last().is_some_and(|p| p.t >= k.t) {
+            return Err(err(format!(
+                "key {i}: time {} out of order or outside the clip",
+                k.t
+            )));
+        }
+        keys.push(Key {
+            t: k.t,
+            values,
+            plant: feet(&k.plant, &file.name)?,
+            pivot: feet(&k.pivot, &file.name)?,
+            stop: k.stop,
+        });
+    }
+    if keys.len() < 2 || keys[0].t != 0.0 || (keys.last().unwrap().t - file.duration).abs() > 1e-4 {
+        return Err(err("needs keys at 0 and at the duration".into()));
+    }
+    Ok((file, keys))
+}
+
+/// Cubic Hermite interpolation of key values at time `t` (see the module docs).
+fn interpolate(keys: &[Key], looping: bool, t: f32) -> Vec<[f32; 3]> {
+    let n = keys.len();
+    let seg = (0..n - 1).find(|&i| t <= keys[i + 1].t).unwrap_or(n - 2);
+    let (k0, k1) = (&keys[seg], &keys[seg + 1]);
+    let h = k1.t - k0.t;
+    let u = ((t - k0.t) / h).clamp(0.0, 1.0);
+    // Tangent (value per second) at key i.
+    let tangent = |i: usize, c: usize, d: usize| -> f32 {
+        if keys[i].stop {
+            return 0.0;
+        }
+        let (prev, next) = if i == 0 || i == n - 1 {
+            if !looping {
+                return 0.0;
+            }
+            // Across the loop seam: the last key equals the first.
+            let dur = keys[n - 1].t;
+            (
+                (keys[n - 2].values[c][d], keys[n - 2].t - dur),
+                (keys[1].values[c][d], keys[1].t),
+            )
+        } else {
+            (
+                (keys[i - 1].values[c][d], keys[i - 1].t),
+                (keys[i + 1].values[c][d], keys[i + 1].t),
+            )
+        };
+        let dt = next.1 - prev.1;
+        (next.0 - prev.0) / dt
+    };
+    let (h00, h10, h01, h11) = (
+        2.0 * u * u * u - 3.0 * u * u + 1.0,
+        u * u * u - 2.0 * u * u + u,
+        -2.0 * u * u * u + 3.0 * u * u,
+        u * u * u - u * u,
+    );
+    let mut out = k0.values.clone();
+    for c in 0..out.len() {
+        for d in 0..3 {
+            let (p0, p1) = (k0.values[c][d], k1.values[c][d]);
+            if p0 == p1 && tangent(seg, c, d) == 0.0 && tangent(seg + 1, c, d) == 0.0 {
+                continue;
+            }
+            out[c][d] = h00 * p0
+                + h10 * h * tangent(seg, c, d)
+                + h01 * p1
+                + h11 * h * tangent(seg + 1, c, d);
+        }
+    }
+    out
+}
+
+/// Joint-space rigid placement: world rotation and position (character frame, cm).
+#[derive(Clone, Copy)]
+struct Frame {
+    rot: Quat,
+    pos: Vec3,
+}
+
+fn fk(sk: &NinjaSkeleton, hips: Vec3, local: &[Quat]) -> Vec<Frame> {
+    let mut out: Vec<Frame> = Vec::with_capacity(local.len());
+    for j in 0..local.len() {
+        out.push(match sk.parent_joint[j] {
+            None => Frame {
+                rot: local[j],
+                pos: hips,
+            },
+            Some(p) => {
+                let pf = out[p];
+                Frame {
+                    rot: pf.rot * local[j],
+                    pos: pf.pos + pf.rot * sk.offsets_char[j],
+                }
+            }
+        });
+    }
+    out
+}
+
+/// An orthonormal basis with `v` as its first axis and `pole` (made ⊥ v) as its second.
+fn basis(v: Vec3, pole: Vec3) -> Mat3 {
+    let e1 = v.normalize();
+    let mut e2 = pole - e1 * pole.dot(e1);
+    if e2.length_squared() < 1e-10 {
+        e2 = e1.any_orthonormal_vector();
+    }
+    let e2 = e2.normalize();
+    Mat3::from_cols(e1, e2, e1.cross(e2))
+}
+
+/// The rotation that takes rest bone vector `rest` with rest pole `rest_pole` onto `now`,
+/// `now_pole`.
+fn aim(rest: Vec3, rest_pole: Vec3, now: Vec3, now_pole: Vec3) -> Quat {
+    let m = basis(now, now_pole) * basis(rest, rest_pole).transpose();
+    Quat::from_mat3(&m).normalize()
+}
+
+/// Indices of the leg joints of one side.
+struct Leg {
+    up: usize,
+    knee: usize,
+    foot: usize,
+    toe: usize,
+}
+
+/// Places the ankle of `leg` at `target` with the foot's world rotation `foot_rot`, by
+/// analytic two-bone IK (law of cosines). The knee bends towards the knee direction of the
+/// current pose. Rewrites the local rotations of UpLeg, Leg and Foot.
+fn two_bone_ik(
+    sk: &NinjaSkeleton,
+    hips: Vec3,
+    local: &mut [Quat],
+    leg: &Leg,
+    target: Vec3,
+    foot_rot: Quat,
+) {
+    let w = fk(sk, hips, local);
+    let parent = w[sk.parent_joint[leg.up].unwrap()].rot;
+    let h = w[leg.up].pos;
+    let v1 = sk.offsets_char[leg.knee];
+    let v2 = sk.offsets_char[leg.foot];
+    let (l1, l2) = (v1.length(), v2.length());
+    let to = target - h;
+    let d = to
+        .length()
+        .clamp((l1 - l2).abs() + 1e-3, (l1 + l2) * 0.99995);
+    let dir = to.normalize_or(Vec3::NEG_Y);
+    // Knee forward direction of the keyed pose.
+    let pole = w[leg.up].rot * Vec3::Z;
+    let side = pole - dir * pole.dot(dir);
+    let side = side.normalize_or(dir.any_orthonormal_vector());
+    let a = (l1 * l1 - l2 * l2 + d * d) / (2.0 * d);
+    let hh = (l1 * l1 - a * a).max(0.0).sqrt();
+    let knee = h + dir * a + side * hh;
+    let ankle = h + dir * d;
+    let r_up = aim(v1, Vec3::Z, knee - h, side);
+    let r_knee = aim(v2, Vec3::Z, ankle - knee, side);
+    local[leg.up] = (parent.inverse() * r_up).normalize();
+    local[leg.knee] = (r_up.inverse() * r_knee).normalize();
+    local[leg.foot] = (r_knee.inverse() * foot_rot).normalize();
+}
+
+/// The yaw (rotation about +Y) part of a rotation, for laying a foot flat.
+fn yaw_of(q: Quat) -> Quat {
+    let f = q * Vec3::Z;
+    let ang = f.x.atan2(f.z);
+    Quat::from_rotation_y(ang)
+}
+
+fn smoothstep(x: f32) -> f32 {
+    let x = x.clamp(0.0, 1.0);
+    x * x * (3.0 - 2.0 * x)
+}
+
+/// Sole sample points of each foot as (joint, offset in the joint's rest frame, cm), the lowest
+/// points of the tabi: used to keep feet above the floor.
+pub fn sole_points(sk: &NinjaSkeleton, side: usize) -> Vec<(usize, Vec3)> {
+    let s = if side == 0 { "Left" } else { "Right" };
+    let sx = if side == 0 { 1.0 } else { -1.0 };
+    let foot = sk.joint(&format!("{s}Foot"));
+    let toe = sk.joint(&format!("{s}ToeBase"));
+    let rest = sk.rest_positions_char();
+    let (a, b) = (rest[foot], rest[toe]);
+    let mut out = Vec::new();
+    // Heel, the outer and inner edges, the ball; the toe tip and its edges on the toe joint.
+    for (x, z) in [
+        (0.4, -7.8),
+        (0.0, -6.5),
+        (3.8, -2.0),
+        (-3.0, -2.0),
+        (4.6, 8.0),
+        (-4.0, 8.0),
+    ] {
+        out.push((foot, Vec3::new(a.x + sx * x, 0.0, a.z + z) - a));
+    }
+    for (x, z) in [
+        (4.6, -0.5),
+        (-4.2, -0.5),
+        (0.0, 8.0),
+        (3.0, 6.0),
+        (-2.5, 6.0),
+    ] {
+        out.push((toe, Vec3::new(b.x + sx * x, 0.0, b.z + z) - b));
+    }
+    out
+}
+
+/// Expands one clip source into frames.
+pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
+    let (file, keys) = parse(src, sk)?;
+    let nj = sk.joint_count();
+    let frames = (file.duration * FPS).round() as usize + 1;
+    let rest_hips = sk.offsets_char[0];
+    let mirror: Vec<bool> = sk
+        .base_names
+        .iter()
+        .map(|n| n.starts_with("Right"))
+        .collect();
+    let legs = [("Left", 0usize), ("Right", 1)].map(|(s, _)| Leg {
+        up: sk.joint(&format!("{s}UpLeg")),
+        knee: sk.joint(&format!("{s}Leg")),
+        foot: sk.joint(&format!("{s}Foot")),
+        toe: sk.joint(&format!("{s}ToeBase")),
+    });
+    let soles = [sole_points(sk, 0), sole_points(sk, 1)];
+    let rest = sk.rest_positions_char();
+    let fingers: Vec<(usize, usize, usize)> = sk
+        .base_names
+        .iter()
+        .enumerate()
+        .filter_map(|(j, n)| {
+            let side = if n.starts_with("LeftHand") {
+                0
+            } else if n.starts_with("RightHand") {
+                1
+            } else {
+                return None;
+            };
+            let seg = n.chars().last()?.to_digit(10)? as usize;
+            (seg <= 3).then_some((j, side, if n.contains("Thumb") { 10 + seg } else { seg }))
+        })
+        .collect();
+
+    // Planted state per frame: a foot is planted between two consecutive keys that both plant it.
+    let state_at = |t: f32, which: fn(&Key) -> [bool; 2], side: usize| -> bool {
+        let n = keys.len();
+        let seg = (0..n - 1)
+            .find(|&i| t <= keys[i + 1].t + 1e-5)
+            .unwrap_or(n - 2);
+        which(&keys[seg])[side] && which(&keys[seg + 1])[side]
+    };
+
+    let mut out = Expanded {
+        name: file.name.clone(),
+        frames,
+        hips_char: Vec::with_capacity(frames),
+        local: Vec::with_capacity(frames),
+        planted: [vec![false; frames], vec![false; frames]],
+        airborne: vec![false; frames],
+    };
+    // Per foot: the current anchor (ball of the foot on the floor, cm) and its yaw, and the time
+    // the last plant ended with its anchor.
+    let mut anchor: [Option<(Vec3, Quat)>; 2] = [None, None];
+    let mut released: [Option<(f32, Vec3, Quat)>; 2] = [None, None];
+    let ball_from_ankle = rest[legs[0].toe] - rest[legs[0].foot];
+    let ankle_height = rest[legs[0].foot].y;
+    let ball_height = rest[legs[0].toe].y;
+
+    for f in 0..frames {
+        let t = f as f32 / FPS;
+        out.airborne[f] = file
+            .airborne
+            .iter()
+            .any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4);
+        let vals = interpolate(&keys, file.looping, t);
+        let mut local: Vec<Quat> = (0..nj).map(|j| euler(vals[j], mirror[j])).collect();
+        // Fists: curl every finger joint by the key's amount (thumb less, across the palm).
+        let fist = vals[nj + 1];
+        for &(j, side, seg) in &fingers {
+            let c = fist[side];
+            if c == 0.0 {
+                continue;
+            }
+            let deg = match seg {
+                1 => [0.0, 0.0, -80.0],
+                2 => [0.0, 0.0, -95.0],
+                3 => [0.0, 0.0, -70.0],
+                11 => [-15.0, -25.0, -10.0],
+                12 => [0.0, -20.0, -30.0],
+                _ => [0.0, -10.0, -35.0],
+            };
+            let extra = euler(deg.map(|d| d * c), mirror[j]);
+            local[j] = (local[j] * extra).normalize();
+        }
+        let hips = rest_hips + Vec3::from_array(vals[nj]);
+        let fk_world = fk(sk, hips, &local);
+        for side in 0..2 {
+            let plant = state_at(t, |k| k.plant, side);
+            let pivot = state_at(t, |k| k.pivot, side);
+            let leg = &legs[side];
+            let fk_yaw = yaw_of(fk_world[leg.foot].rot);
+            let mut target: Option<(Vec3, Quat)> = None;
+            if plant || pivot {
+                out.planted[side][f] = true;
+                let (ball, yaw0) = *anchor[side].get_or_insert_with(|| {
+                    let b = fk_world[leg.toe].pos;
+                    (Vec3::new(b.x, ball_height, b.z), fk_yaw)
+                });
+                let yaw = if pivot { fk_yaw } else { yaw0 };
+                let ankle =
+                    ball - yaw * Vec3::new(ball_from_ankle.x, ball_from_ankle.y, ball_from_ankle.z);
+                let ankle = Vec3::new(ankle.x, ankle_height, ankle.z);
+                target = Some((ankle, yaw));
+                local[leg.toe] = Quat::IDENTITY;
+                released[side] = Some((t, ankle, yaw));
+            } else {
+                if let Some((ball, yaw)) = anchor[side].take() {
+                    let _ = ball;
+                    let _ = yaw;
+                }
+                if let Some((t0, ankle, yaw)) = released[side] {
+                    let w = smoothstep((t - t0) / RELEASE);
+                    if w < 1.0 {
+                        let p = ankle.lerp(fk_world[leg.foot].pos, w);
+                        let r = yaw.slerp(fk_world[leg.foot].rot, w);
+                        target = Some((p, r));
+                    } else {
+                        released[side] = None;
+                    }
+                }
+            }
+            if let Some((p, r)) = target {
+                two_bone_ik(sk, hips, &mut local, leg, p, r);
+            }
+            // Keep the sole above the floor.
+            let w = fk(sk, hips, &local);
+            let lowest = soles[side]
+                .iter()
+                .map(|(j, o)| (w[*j].pos + w[*j].rot * *o).y)
+                .fold(f32::INFINITY, f32::min);
+            if lowest < 0.0 {
+                let p = w[leg.foot].pos - Vec3::Y * lowest;
+                let r = w[leg.foot].rot;
+                two_bone_ik(sk, hips, &mut local, leg, p, r);
+            }
+        }
+        out.hips_char.push(hips);
+        out.local.push(local);
+    }
+    let _ = Mat3::IDENTITY;
+    Ok(out)
+}
+
+impl Expanded {
+    /// World placement of every joint at frame `f` (character frame, cm): (rotation, position).
+    pub fn joint_world(&self, sk: &NinjaSkeleton, f: usize) -> Vec<(Quat, Vec3)> {
+        fk(sk, self.hips_char[f], &self.local[f])
+            .into_iter()
+            .map(|w| (w.rot, w.pos))
+            .collect()
+    }
+
+    /// The glTF clip: translation, rotation and scale tracks on every joint node, LINEAR, keys at
+    /// every frame. The Hips' values are in armature space (see [`super::skeleton`]).
+    pub fn to_clip(&self, sk: &NinjaSkeleton) -> Clip {
+        let times: Vec<f32> = (0..self.frames).map(|f| f as f32 / FPS).collect();
+        let mut clip = Clip {
+            name: self.name.clone(),
+            start: 0.0,
+            end: *times.last().unwrap(),
+            ..Default::default()
+        };
+        let a_from_c = armature_from_char();
+        for (j, &node) in sk.joint_nodes.iter().enumerate() {
+            let (tr, rot): (Vec<Vec3>, Vec<Quat>) = if j == 0 {
+                (
+                    self.hips_char.iter().map(|h| a_from_c * *h).collect(),
+                    self.local
+                        .iter()
+                        .map(|l| (a_from_c * l[0]).normalize())
+                        .collect(),
+                )
+            } else {
+                (
+                    vec![sk.offsets_char[j]; self.frames],
+                    self.local.iter().map(|l| l[j].normalize()).collect(),
+                )
+            };
+            // Keep consecutive keys on the same hemisphere (shortest-arc LINEAR playback).
+            let mut rot = rot;
+            for i in 1..rot.len() {
+                if rot[i].dot(rot[i - 1]) < 0.0 {
+                    rot[i] = -rot[i];
+                }
+            }
+            clip.translations.push(Track {
+                node,
+                times: times.clone(),
+                values: tr,
+                interpolation: Interpolation::Linear,
+            });
+            clip.rotations.push(Track {
+                node,
+                times: times.clone(),
+                values: rot,
+                interpolation: Interpolation::Linear,
+            });
+            clip.scales.push(Track {
+                node,
+                times: times.clone(),
+                values: vec![Vec3::ONE; self.frames],
+                interpolation: Interpolation::Linear,
+            });
+        }
+        clip
+    }
+}
+
+/// Expands every built-in clip, in [`SOURCES`] order.
+pub fn expand_all(sk: &NinjaSkeleton) -> Result<Vec<Expanded>, ClipError> {
+    SOURCES.iter().map(|(_, src)| expand(src, sk)).collect()
+}
