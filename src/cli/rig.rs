@@ -21,6 +21,15 @@ pub struct Args {
     /// Columns (sample times) per clip on the sheet, 2..=16 (default 6).
     #[arg(long, default_value_t = 6)]
     pub columns: usize,
+    /// Height of one view on the sheet in pixels, 100..=2000 (default 260).
+    #[arg(long, default_value_t = 260)]
+    pub tile_height: u32,
+    /// Explicit sample times in seconds (comma-separated) instead of evenly spaced columns.
+    #[arg(long, value_delimiter = ',')]
+    pub times: Vec<f32>,
+    /// Only these clips on the sheet (repeatable; default all).
+    #[arg(long = "clip")]
+    pub clips: Vec<String>,
     /// Also write one larger sheet per clip beside --sheet (`<stem>_<clip>.png`, 10 columns).
     #[arg(long)]
     pub per_clip: bool,
@@ -64,11 +73,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
         );
     }
     if let Some(sheet) = &args.sheet {
-        let all: Vec<usize> = (0..rig.clips.len()).collect();
-        write_png(
-            &crate::ninja::sheet::contact_sheet(rig, &all, args.columns),
-            sheet,
-        )?;
+        if !(100..=2000).contains(&args.tile_height) {
+            return Err(CliError::new("--tile-height must be between 100 and 2000"));
+        }
+        let mut chosen = Vec::new();
+        for name in &args.clips {
+            chosen.push(rig.clip(name).ok_or_else(|| CliError::new(format!("no clip {name:?}")))?);
+        }
+        if chosen.is_empty() {
+            chosen = (0..rig.clips.len()).collect();
+        }
+        let canvas = crate::ninja::sheet::contact_sheet(rig, &chosen, args.columns, args.tile_height, &args.times);
+        write_png(&canvas, sheet)?;
         println!("wrote {}", sheet.display());
         if args.per_clip {
             let stem = sheet
@@ -77,7 +93,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .unwrap_or("sheet");
             for (i, c) in rig.clips.iter().enumerate() {
                 let path = sheet.with_file_name(format!("{stem}_{}.png", c.name));
-                write_png(&crate::ninja::sheet::contact_sheet(rig, &[i], 10), &path)?;
+                write_png(&crate::ninja::sheet::contact_sheet(rig, &[i], 10, crate::ninja::sheet::TILE_H, &[]), &path)?;
                 println!("wrote {}", path.display());
             }
         }

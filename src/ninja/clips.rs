@@ -22,11 +22,12 @@
 //! the character's axes (x = the character's left, y = up, z = forward), applied z first, then x,
 //! then y: `q = Ry(y) Rx(x) Rz(z)`. Joints on the right side are mirrored (`[x, −y, −z]` is used)
 //! so that equal numbers on `LeftArm` and `RightArm` give mirror-image poses. Cheat sheet:
-//! - spine, neck, head: x > 0 bends forward, y > 0 turns to the character's left, z > 0 leans
-//!   to its right (left side goes up... i.e. tilts the top towards −x).
+//! - spine, neck, head: x > 0 bends forward, y > 0 turns to the character's left, z > 0 tilts
+//!   the top towards its right (−x).
 //! - Hips: the same, for the whole body; hips `y` is the facing (yaw) of the character.
-//! - UpLeg: x < 0 lifts the leg forward, z < 0 spreads it sideways (abduction); Leg: x > 0 bends
-//!   the knee; Foot: x > 0 points the toes, x < 0 pulls them up.
+//! - UpLeg: x < 0 lifts the leg forward (x > 0 takes it back), z > 0 spreads it sideways
+//!   (abduction), y > 0 turns the toes out; Leg: x > 0 bends the knee; Foot: x > 0 points the
+//!   toes, x < 0 pulls them up.
 //! - Arm (T-pose is 0): z < 0 lowers the arm (−80 ≈ hanging), then x < 0 swings it forward,
 //!   y turns it in the horizontal plane (y < 0 forward from the T); ForeArm: y < 0 bends the
 //!   elbow (forward in the T-pose), x twists the forearm; Hand: z < 0 bends the wrist down.
@@ -431,12 +432,8 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     let nj = sk.joint_count();
     let frames = (file.duration * FPS).round() as usize + 1;
     let rest_hips = sk.offsets_char[0];
-    let mirror: Vec<bool> = sk
-        .base_names
-        .iter()
-        .map(|n| n.starts_with("Right"))
-        .collect();
-    let legs = [("Left", 0usize), ("Right", 1)].map(|(s, _)| Leg {
+    let mirror: Vec<bool> = sk.base_names.iter().map(|n| n.starts_with("Right")).collect();
+    let legs = ["Left", "Right"].map(|s| Leg {
         up: sk.joint(&format!("{s}UpLeg")),
         knee: sk.joint(&format!("{s}Leg")),
         foot: sk.joint(&format!("{s}Foot")),
@@ -444,6 +441,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     });
     let soles = [sole_points(sk, 0), sole_points(sk, 1)];
     let rest = sk.rest_positions_char();
+    // Finger joints: (joint, side, segment; thumb segments are 11..13).
     let fingers: Vec<(usize, usize, usize)> = sk
         .base_names
         .iter()
@@ -460,41 +458,22 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             (seg <= 3).then_some((j, side, if n.contains("Thumb") { 10 + seg } else { seg }))
         })
         .collect();
-
-    // Planted state per frame: a foot is planted between two consecutive keys that both plant it.
+    // A foot is planted (or pivoting) between two consecutive keys that both say so.
     let state_at = |t: f32, which: fn(&Key) -> [bool; 2], side: usize| -> bool {
         let n = keys.len();
-        let seg = (0..n - 1)
-            .find(|&i| t <= keys[i + 1].t + 1e-5)
-            .unwrap_or(n - 2);
+        let seg = (0..n - 1).find(|&i| t <= keys[i + 1].t + 1e-5).unwrap_or(n - 2);
         which(&keys[seg])[side] && which(&keys[seg + 1])[side]
     };
 
-    let mut out = Expanded {
-        name: file.name.clone(),
-        frames,
-        hips_char: Vec::with_capacity(frames),
-        local: Vec::with_capacity(frames),
-        planted: [vec![false; frames], vec![false; frames]],
-        airborne: vec![false; frames],
-    };
-    // Per foot: the current anchor (ball of the foot on the floor, cm) and its yaw, and the time
-    // the last plant ended with its anchor.
-    let mut anchor: [Option<(Vec3, Quat)>; 2] = [None, None];
-    let mut released: [Option<(f32, Vec3, Quat)>; 2] = [None, None];
-    let ball_from_ankle = rest[legs[0].toe] - rest[legs[0].foot];
-    let ankle_height = rest[legs[0].foot].y;
-    let ball_height = rest[legs[0].toe].y;
-
+    // Pass 1: the keyed motion (forward kinematics only).
+    let mut hips_char = Vec::with_capacity(frames);
+    let mut locals: Vec<Vec<Quat>> = Vec::with_capacity(frames);
+    let mut fk_frames: Vec<Vec<Frame>> = Vec::with_capacity(frames);
     for f in 0..frames {
         let t = f as f32 / FPS;
-        out.airborne[f] = file
-            .airborne
-            .iter()
-            .any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4);
         let vals = interpolate(&keys, file.looping, t);
         let mut local: Vec<Quat> = (0..nj).map(|j| euler(vals[j], mirror[j])).collect();
-        // Fists: curl every finger joint by the key's amount (thumb less, across the palm).
+        // Fists: curl every finger joint by the key's amount (the thumb folds across).
         let fist = vals[nj + 1];
         for &(j, side, seg) in &fingers {
             let c = fist[side];
@@ -505,55 +484,96 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
                 1 => [0.0, 0.0, -80.0],
                 2 => [0.0, 0.0, -95.0],
                 3 => [0.0, 0.0, -70.0],
-                11 => [-15.0, -25.0, -10.0],
-                12 => [0.0, -20.0, -30.0],
-                _ => [0.0, -10.0, -35.0],
+                // The thumb folds down (x > 0 turns +z to −y) across the front of the fist.
+                11 => [35.0, -10.0, -20.0],
+                12 => [25.0, 0.0, -25.0],
+                _ => [20.0, 0.0, -30.0],
             };
-            let extra = euler(deg.map(|d| d * c), mirror[j]);
-            local[j] = (local[j] * extra).normalize();
+            local[j] = (local[j] * euler(deg.map(|d| d * c), mirror[j])).normalize();
         }
         let hips = rest_hips + Vec3::from_array(vals[nj]);
-        let fk_world = fk(sk, hips, &local);
-        for side in 0..2 {
+        fk_frames.push(fk(sk, hips, &local));
+        hips_char.push(hips);
+        locals.push(local);
+    }
+
+    // Pass 2: foot targets. Runs of planted/pivoting frames hold the ball of the foot where the
+    // run began; a planted frame after pivoting keeps the last pivot yaw.
+    let ball_from_ankle = rest[legs[0].toe] - rest[legs[0].foot];
+    let ankle_height = rest[legs[0].foot].y;
+    let ball_height = rest[legs[0].toe].y;
+    let mut planted = [vec![false; frames], vec![false; frames]];
+    let mut targets: [Vec<Option<(Vec3, Quat)>>; 2] = [vec![None; frames], vec![None; frames]];
+    for side in 0..2 {
+        let leg = &legs[side];
+        let mut run: Option<(Vec3, Quat)> = None; // (ball, yaw) of the current run
+        for f in 0..frames {
+            let t = f as f32 / FPS;
             let plant = state_at(t, |k| k.plant, side);
             let pivot = state_at(t, |k| k.pivot, side);
+            if !(plant || pivot) {
+                run = None;
+                continue;
+            }
+            planted[side][f] = true;
+            let fk_yaw = yaw_of(fk_frames[f][leg.foot].rot);
+            let (ball, yaw) = run.get_or_insert_with(|| {
+                let b = fk_frames[f][leg.toe].pos;
+                (Vec3::new(b.x, ball_height, b.z), fk_yaw)
+            });
+            if pivot {
+                *yaw = fk_yaw;
+            }
+            let ankle = *ball - *yaw * ball_from_ankle;
+            targets[side][f] = Some((Vec3::new(ankle.x, ankle_height, ankle.z), *yaw));
+        }
+        // Ease into and out of each run over RELEASE seconds.
+        let fixed: Vec<Option<(Vec3, Quat)>> = targets[side].clone();
+        for f in 0..frames {
+            if fixed[f].is_some() {
+                continue;
+            }
+            let fk_p = fk_frames[f][leg.foot].pos;
+            let fk_r = fk_frames[f][leg.foot].rot;
+            let prev = (0..f).rev().find(|&g| fixed[g].is_some());
+            let next = (f + 1..frames).find(|&g| fixed[g].is_some());
+            let weight = |g: Option<usize>| match g {
+                Some(g) => 1.0 - smoothstep((f as f32 - g as f32).abs() / FPS / RELEASE),
+                None => 0.0,
+            };
+            let w_prev = weight(prev);
+            let w_next = weight(next).min(1.0 - w_prev);
+            let w_total = w_prev + w_next;
+            let (mut p, mut r) = (fk_p, fk_r);
+            if w_prev > 0.0 {
+                let (tp, tr) = fixed[prev.unwrap()].unwrap();
+                p += (tp - fk_p) * w_prev;
+                r = r.slerp(tr, w_prev);
+            }
+            if w_next > 0.0 {
+                let (tp, tr) = fixed[next.unwrap()].unwrap();
+                p += (tp - fk_p) * w_next;
+                r = r.slerp(tr, w_next / (1.0 - w_prev).max(1e-6));
+            }
+            if w_total > 0.0 {
+                targets[side][f] = Some((p, r));
+            }
+        }
+    }
+
+    // Pass 3: IK onto the targets, flat toes while planted, soles kept above the floor.
+    for f in 0..frames {
+        let hips = hips_char[f];
+        let local = &mut locals[f];
+        for side in 0..2 {
             let leg = &legs[side];
-            let fk_yaw = yaw_of(fk_world[leg.foot].rot);
-            let mut target: Option<(Vec3, Quat)> = None;
-            if plant || pivot {
-                out.planted[side][f] = true;
-                let (ball, yaw0) = *anchor[side].get_or_insert_with(|| {
-                    let b = fk_world[leg.toe].pos;
-                    (Vec3::new(b.x, ball_height, b.z), fk_yaw)
-                });
-                let yaw = if pivot { fk_yaw } else { yaw0 };
-                let ankle =
-                    ball - yaw * Vec3::new(ball_from_ankle.x, ball_from_ankle.y, ball_from_ankle.z);
-                let ankle = Vec3::new(ankle.x, ankle_height, ankle.z);
-                target = Some((ankle, yaw));
+            if planted[side][f] {
                 local[leg.toe] = Quat::IDENTITY;
-                released[side] = Some((t, ankle, yaw));
-            } else {
-                if let Some((ball, yaw)) = anchor[side].take() {
-                    let _ = ball;
-                    let _ = yaw;
-                }
-                if let Some((t0, ankle, yaw)) = released[side] {
-                    let w = smoothstep((t - t0) / RELEASE);
-                    if w < 1.0 {
-                        let p = ankle.lerp(fk_world[leg.foot].pos, w);
-                        let r = yaw.slerp(fk_world[leg.foot].rot, w);
-                        target = Some((p, r));
-                    } else {
-                        released[side] = None;
-                    }
-                }
             }
-            if let Some((p, r)) = target {
-                two_bone_ik(sk, hips, &mut local, leg, p, r);
+            if let Some((p, r)) = targets[side][f] {
+                two_bone_ik(sk, hips, local, leg, p, r);
             }
-            // Keep the sole above the floor.
-            let w = fk(sk, hips, &local);
+            let w = fk(sk, hips, local);
             let lowest = soles[side]
                 .iter()
                 .map(|(j, o)| (w[*j].pos + w[*j].rot * *o).y)
@@ -561,14 +581,17 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             if lowest < 0.0 {
                 let p = w[leg.foot].pos - Vec3::Y * lowest;
                 let r = w[leg.foot].rot;
-                two_bone_ik(sk, hips, &mut local, leg, p, r);
+                two_bone_ik(sk, hips, local, leg, p, r);
             }
         }
-        out.hips_char.push(hips);
-        out.local.push(local);
     }
-    let _ = Mat3::IDENTITY;
-    Ok(out)
+    let airborne = (0..frames)
+        .map(|f| {
+            let t = f as f32 / FPS;
+            file.airborne.iter().any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4)
+        })
+        .collect();
+    Ok(Expanded { name: file.name.clone(), frames, hips_char, local: locals, planted, airborne })
 }
 
 impl Expanded {

@@ -341,16 +341,16 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
     // --- Torso: along +Y from the crotch to the base of the neck, boxy cross-section.
     {
         let prof: &[(f32, [f32; 3])] = &[
-            (84.0, [12.0, 9.5, 0.0]),
-            (90.0, [16.5, 11.0, 0.0]),
+            (84.0, [10.0, 8.0, 0.0]),
+            (90.0, [15.5, 10.5, 0.0]),
             (97.0, [17.0, 11.5, 0.2]),
             (104.0, [15.2, 10.5, 0.5]),
             (112.0, [15.0, 10.5, 0.8]),
             (121.0, [16.2, 11.2, 1.0]),
             (131.0, [17.6, 11.8, 0.8]),
             (139.0, [18.4, 10.8, 0.0]),
-            (144.0, [16.5, 9.0, -0.5]),
-            (148.0, [9.0, 7.0, -0.5]),
+            (144.0, [17.0, 9.4, -0.5]),
+            (148.0, [10.0, 7.4, -0.5]),
         ];
         let mut samples = Vec::new();
         for k in 0..=48 {
@@ -427,8 +427,9 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             let x_wr = rest[j(&n("Hand"))].x.abs();
             let yy = rest[j(&n("Arm"))].y;
             let prof: &[(f32, [f32; 2])] = &[
-                (10.0, [6.6, 7.0]),
-                (x_arm, [6.2, 6.6]),
+                (6.0, [3.5, 3.5]),
+                (x_arm - 6.0, [5.6, 6.0]),
+                (x_arm, [6.2, 6.5]),
                 (x_arm + 5.0, [5.6, 5.8]),
                 (x_arm + 13.0, [5.0, 5.1]),
                 (x_elb - 3.0, [4.3, 4.4]),
@@ -439,9 +440,9 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 (x_wr + 0.5, [2.6, 3.3]),
             ];
             let mut samples = Vec::new();
-            let len = x_wr + 0.5 - 10.0;
-            for k in 0..=56 {
-                let x = 10.0 + len * k as f32 / 56.0;
+            let len = x_wr + 0.5 - 6.0;
+            for k in 0..=60 {
+                let x = 6.0 + len * k as f32 / 60.0;
                 let [ry, rz] = lerp_table(prof, x);
                 samples.push((Vec3::new(sx * x, yy - 0.6, -0.3), ry, rz));
             }

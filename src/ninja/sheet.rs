@@ -53,17 +53,17 @@ pub fn skin_lbs(rig: &Rig, m: usize, pose: &Pose) -> (Vec<Vec3>, Vec<Vec3>) {
     (p_out, n_out)
 }
 
-/// Tile size of a contact sheet, pixels.
-pub const TILE_W: u32 = 200;
+/// Default tile height of a contact sheet, pixels (tiles are 200 × 260 unless asked otherwise).
 pub const TILE_H: u32 = 260;
 
-fn draw_tile(rig: &Rig, pose: &Pose, front: bool, center: Vec3) -> Canvas {
-    let mut c = Canvas::new(TILE_W, TILE_H, [214, 210, 200]);
+fn draw_tile(rig: &Rig, pose: &Pose, front: bool, center: Vec3, tile_w: u32, tile_h: u32) -> Canvas {
+    let (tw, th) = (tile_w, tile_h);
+    let mut c = Canvas::new(tw, th, [214, 210, 200]);
     let half_h = 1.05;
-    let half_w = half_h * TILE_W as f32 / TILE_H as f32;
+    let half_w = half_h * tw as f32 / th as f32;
     // Floor line at y = 0.
-    let floor_px = ((1.0 - (0.0 - (half_h - 0.1)) / half_h) * 0.5 * TILE_H as f32) as i32;
-    c.fill_rect(0, floor_px, TILE_W as i32, TILE_H as i32, [178, 172, 160]);
+    let floor_px = ((1.0 - (0.0 - (half_h - 0.1)) / half_h) * 0.5 * th as f32) as i32;
+    c.fill_rect(0, floor_px, tw as i32, th as i32, [178, 172, 160]);
     let look = if front { Vec3::NEG_Z } else { Vec3::NEG_X };
     let target = Vec3::new(center.x, half_h - 0.1, center.z);
     let clip_from_world = ortho(target, look, Vec3::Y, half_w, half_h, 3.0);
@@ -96,16 +96,26 @@ fn draw_tile(rig: &Rig, pose: &Pose, front: bool, center: Vec3) -> Canvas {
 
 /// A sheet of every clip (rows) at `columns` evenly spaced times, each time from the front and
 /// the side (two tiles). The view follows the hips horizontally so root motion stays in frame.
-pub fn contact_sheet(rig: &Rig, clips: &[usize], columns: usize) -> Canvas {
+/// `tile_h` is the height of one view in pixels (width 10/13 of it).
+/// `times` (s), when not empty, replaces the evenly spaced columns.
+pub fn contact_sheet(
+    rig: &Rig,
+    clips: &[usize],
+    columns: usize,
+    tile_h: u32,
+    times: &[f32],
+) -> Canvas {
+    let columns = if times.is_empty() { columns } else { times.len() };
+    let (tw, th) = (tile_h * 10 / 13, tile_h);
     let label_h = 22;
-    let w = TILE_W * 2 * columns as u32;
-    let h = (TILE_H + label_h) * clips.len() as u32;
+    let w = tw * 2 * columns as u32;
+    let h = (th + label_h) * clips.len() as u32;
     let mut sheet = Canvas::new(w, h, [40, 40, 44]);
     let hips = rig.skeleton.find("mixamorig:Hips").unwrap_or(1);
     for (row, &ci) in clips.iter().enumerate() {
         let clip = &rig.clips[ci];
         let keys = clip.rotations.first().map(|t| t.times.len()).unwrap_or(1);
-        let y0 = row as u32 * (TILE_H + label_h);
+        let y0 = row as u32 * (th + label_h);
         sheet.text(
             6,
             y0 as i32 + 4,
@@ -114,7 +124,9 @@ pub fn contact_sheet(rig: &Rig, clips: &[usize], columns: usize) -> Canvas {
             [235, 235, 225],
         );
         for col in 0..columns {
-            let k = if columns == 1 {
+            let k = if !times.is_empty() {
+                ((times[col] * 30.0).round().max(0.0) as usize).min(keys - 1)
+            } else if columns == 1 {
                 0
             } else {
                 col * (keys - 1) / (columns - 1)
@@ -125,8 +137,8 @@ pub fn contact_sheet(rig: &Rig, clips: &[usize], columns: usize) -> Canvas {
             let center = world[hips].transform_point3(Vec3::ZERO);
             let t = clip.rotations.first().map(|t| t.times[k]).unwrap_or(0.0);
             for (v, front) in [true, false].into_iter().enumerate() {
-                let tile = draw_tile(rig, &pose, front, center);
-                let x = (col * 2 + v) as u32 * TILE_W;
+                let tile = draw_tile(rig, &pose, front, center, tw, th);
+                let x = (col * 2 + v) as u32 * tw;
                 sheet.blit(&tile, x, y0 + label_h);
                 if v == 0 {
                     sheet.text(

@@ -64,9 +64,9 @@ fn weave(base: Rgb, px: u32, py: u32, pitch: u32, seed: u32) -> Rgb {
     scale(base, thread * dye)
 }
 
-const INDIGO: Rgb = [0.105, 0.115, 0.16];
-const CHARCOAL: Rgb = [0.14, 0.14, 0.15];
-const STRAP: Rgb = [0.33, 0.32, 0.30];
+const INDIGO: Rgb = [0.05, 0.056, 0.085];
+const CHARCOAL: Rgb = [0.07, 0.07, 0.078];
+const STRAP: Rgb = [0.2, 0.19, 0.175];
 const BELT: Rgb = [0.42, 0.07, 0.07];
 const SKIN: Rgb = [0.80, 0.60, 0.47];
 const EYE: Rgb = [0.06, 0.05, 0.05];
@@ -113,13 +113,14 @@ fn paint(fabric: Fabric, u: f32, s: f32, px: u32, py: u32) -> Rgb {
         }
         Fabric::Tunic => {
             let mut c = weave(INDIGO, px, py, 3, 2);
-            // Crossed lapels (the left over the right) from the neck down to the belt.
-            let lapel = |u0: f32, slope: f32| {
-                let target = u0 + slope * (62.0 - s) / 40.0;
-                (u - target).abs() < 0.012
-            };
-            if s > 20.0 && (lapel(0.5, 0.09) || lapel(0.5, -0.09)) {
-                c = scale(c, 0.6);
+            // Crossed lapels, left over right: the upper panel's edge runs from the right of the
+            // neck (u < 0.5) down to the left of the belt; the lower panel shows only at the
+            // neck. s is the height above the crotch (the belt sits at s ≈ 17–24).
+            let band = |target: f32| (u - target).abs() < 0.011;
+            let upper = 0.43 + (62.0 - s) / 40.0 * 0.17;
+            let lower = 0.57 - (62.0 - s) / 12.0 * 0.07;
+            if (22.0..63.0).contains(&s) && band(upper) || (50.0..63.0).contains(&s) && band(lower) {
+                c = scale(c, 0.55);
             }
             // Side seams.
             if (u - 0.25).abs() < 0.003 || (u - 0.75).abs() < 0.003 {
