@@ -78,12 +78,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         let mut chosen = Vec::new();
         for name in &args.clips {
-            chosen.push(rig.clip(name).ok_or_else(|| CliError::new(format!("no clip {name:?}")))?);
+            chosen.push(
+                rig.clip(name)
+                    .ok_or_else(|| CliError::new(format!("no clip {name:?}")))?,
+            );
         }
         if chosen.is_empty() {
             chosen = (0..rig.clips.len()).collect();
         }
-        let canvas = crate::ninja::sheet::contact_sheet(rig, &chosen, args.columns, args.tile_height, &args.times);
+        let canvas = crate::ninja::sheet::contact_sheet(
+            rig,
+            &chosen,
+            args.columns,
+            args.tile_height,
+            &args.times,
+        );
         write_png(&canvas, sheet)?;
         println!("wrote {}", sheet.display());
         if args.per_clip {
@@ -93,7 +102,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .unwrap_or("sheet");
             for (i, c) in rig.clips.iter().enumerate() {
                 let path = sheet.with_file_name(format!("{stem}_{}.png", c.name));
-                write_png(&crate::ninja::sheet::contact_sheet(rig, &[i], 10, crate::ninja::sheet::TILE_H, &[]), &path)?;
+                write_png(
+                    &crate::ninja::sheet::contact_sheet(
+                        rig,
+                        &[i],
+                        10,
+                        crate::ninja::sheet::TILE_H,
+                        &[],
+                    ),
+                    &path,
+                )?;
                 println!("wrote {}", path.display());
             }
         }

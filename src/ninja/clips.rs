@@ -55,6 +55,9 @@ use crate::math::{Mat3, Quat, Vec3};
 pub const FPS: f32 = 30.0;
 /// Time over which a released foot blends from its planted place back to its keyed motion, s.
 pub const RELEASE: f32 = 0.2;
+/// Largest heel raise (foot pitch about the ball of the foot) a planted foot may use to stay
+/// within the leg's reach, degrees.
+pub const MAX_HEEL_RAISE: f32 = 55.0;
 
 /// The clip files, embedded so that the generator needs nothing at run time.
 pub const SOURCES: &[(&str, &str)] = &[
@@ -432,7 +435,11 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     let nj = sk.joint_count();
     let frames = (file.duration * FPS).round() as usize + 1;
     let rest_hips = sk.offsets_char[0];
-    let mirror: Vec<bool> = sk.base_names.iter().map(|n| n.starts_with("Right")).collect();
+    let mirror: Vec<bool> = sk
+        .base_names
+        .iter()
+        .map(|n| n.starts_with("Right"))
+        .collect();
     let legs = ["Left", "Right"].map(|s| Leg {
         up: sk.joint(&format!("{s}UpLeg")),
         knee: sk.joint(&format!("{s}Leg")),
@@ -461,7 +468,9 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     // A foot is planted (or pivoting) between two consecutive keys that both say so.
     let state_at = |t: f32, which: fn(&Key) -> [bool; 2], side: usize| -> bool {
         let n = keys.len();
-        let seg = (0..n - 1).find(|&i| t <= keys[i + 1].t + 1e-5).unwrap_or(n - 2);
+        let seg = (0..n - 1)
+            .find(|&i| t <= keys[i + 1].t + 1e-5)
+            .unwrap_or(n - 2);
         which(&keys[seg])[side] && which(&keys[seg + 1])[side]
     };
 
@@ -561,16 +570,39 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
         }
     }
 
+    // Longest comfortable hip-to-ankle distance: just short of a locked knee.
+    let reach =
+        0.995 * (sk.offsets_char[legs[0].knee].length() + sk.offsets_char[legs[0].foot].length());
     // Pass 3: IK onto the targets, flat toes while planted, soles kept above the floor.
     for f in 0..frames {
         let hips = hips_char[f];
         let local = &mut locals[f];
         for side in 0..2 {
             let leg = &legs[side];
+            let mut target = targets[side][f];
             if planted[side][f] {
                 local[leg.toe] = Quat::IDENTITY;
+                // Out of reach: raise the heel, rolling the foot about the fixed ball of the foot
+                // (toes stay flat), as a person does when the hips move far from a planted foot.
+                let (ankle, yaw) = target.expect("planted frames have targets");
+                let ball = ankle + yaw * ball_from_ankle;
+                let hip = fk(sk, hips, local)[leg.up].pos;
+                let at = |phi: f32| ball - yaw * Quat::from_rotation_x(phi) * ball_from_ankle;
+                if (at(0.0) - hip).length() > reach {
+                    let (mut lo, mut hi) = (0.0f32, MAX_HEEL_RAISE.to_radians());
+                    for _ in 0..24 {
+                        let mid = 0.5 * (lo + hi);
+                        if (at(mid) - hip).length() > reach {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    target = Some((at(hi), yaw * Quat::from_rotation_x(hi)));
+                    local[leg.toe] = Quat::from_rotation_x(-hi);
+                }
             }
-            if let Some((p, r)) = targets[side][f] {
+            if let Some((p, r)) = target {
                 two_bone_ik(sk, hips, local, leg, p, r);
             }
             let w = fk(sk, hips, local);
@@ -588,10 +620,19 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     let airborne = (0..frames)
         .map(|f| {
             let t = f as f32 / FPS;
-            file.airborne.iter().any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4)
+            file.airborne
+                .iter()
+                .any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4)
         })
         .collect();
-    Ok(Expanded { name: file.name.clone(), frames, hips_char, local: locals, planted, airborne })
+    Ok(Expanded {
+        name: file.name.clone(),
+        frames,
+        hips_char,
+        local: locals,
+        planted,
+        airborne,
+    })
 }
 
 impl Expanded {

@@ -18,7 +18,7 @@ use super::skeleton::NinjaSkeleton;
 use crate::math::{Vec2, Vec3};
 
 /// Cross-section samples around each ring (before the seam duplicate).
-const AROUND: usize = 32;
+const AROUND: usize = 28;
 /// Rings per rounded end cap (excluding the pole).
 const CAP_RINGS: usize = 5;
 
@@ -334,7 +334,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             &rings,
             0.4,
             0.72,
-            &move |_s, p| chain(p.y, &[neck, head], &[yh - 1.0], &[3.0]),
+            &move |_s, p| chain(p.y, &[neck, head], &[yh - 1.0], &[4.5]),
         );
     }
 
@@ -360,7 +360,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
         }
         let rings = sweep(&samples, -Vec3::Z, 2.6);
         let trunk = [j("Hips"), j("Spine"), j("Spine1"), j("Spine2"), j("Neck")];
-        let at = [y("Spine"), y("Spine1"), y("Spine2"), y("Neck") - 1.0];
+        let at = [y("Spine"), y("Spine1"), y("Spine2") + 1.0, y("Neck") - 1.0];
         let (ll, rl) = (j("LeftUpLeg"), j("RightUpLeg"));
         let (ls, rs) = (j("LeftShoulder"), j("RightShoulder"));
         let (la, ra) = (j("LeftArm"), j("RightArm"));
@@ -374,7 +374,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             0.3,
             0.5,
             &move |_s, p| {
-                let mut w = chain(p.y, &trunk, &at, &[3.5, 4.0, 4.0, 2.5]);
+                let mut w = chain(p.y, &trunk, &at, &[3.5, 4.0, 4.0, 4.0]);
                 // Below the hip joints the sides follow the thighs.
                 let side = smoothstep((p.x.abs() - 3.0) / 8.0);
                 let low = smoothstep((hip_y + 3.0 - p.y) / 10.0);
@@ -383,11 +383,11 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                     w = mix(w, vec![(leg, 1.0)], 0.8 * low * side);
                 }
                 // The top corners follow the clavicles and the upper arms.
-                let up = smoothstep((p.y - (sh_y - 12.0)) / 8.0);
-                let out = smoothstep((p.x.abs() - 7.0) / 7.0);
+                let up = smoothstep((p.y - (sh_y - 14.0)) / 11.0);
+                let out = smoothstep((p.x.abs() - 4.0) / 12.0);
                 if up * out > 0.0 {
                     let (s, a) = if p.x > 0.0 { (ls, la) } else { (rs, ra) };
-                    let arm = smoothstep((p.x.abs() - 14.0) / 5.0);
+                    let arm = smoothstep((p.x.abs() - 12.0) / 9.0);
                     w = mix(w, vec![(s, 1.0 - arm), (a, arm)], 0.85 * up * out);
                 }
                 w
@@ -517,15 +517,21 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 &move |_s, p| {
                     let x = p.x.abs();
                     let fwd = smoothstep((x - (kx - 1.2)) / 2.0);
-                    // Nearest finger by z.
-                    let mut best = 0;
-                    for (i, k) in knuckles.iter().enumerate() {
-                        if (p.z - k.z).abs() < (p.z - knuckles[best].z).abs() {
-                            best = i;
-                        }
+                    // Towards the knuckles, blend in the fingers by their distance across the palm
+                    // (a tent kernel in z, so neighbouring fingers share the boundary).
+                    let mut fw: Vec<(usize, f32)> = knuckles
+                        .iter()
+                        .zip(&f1)
+                        .map(|(k, &b)| (b, (1.0 - (p.z - k.z).abs() / 2.2).max(0.0)))
+                        .filter(|e| e.1 > 0.0)
+                        .collect();
+                    let total: f32 = fw.iter().map(|e| e.1).sum();
+                    if total <= 0.0 {
+                        return vec![(hand, 1.0)];
                     }
+                    fw.iter_mut().for_each(|e| e.1 /= total);
                     let _ = wx;
-                    mix(vec![(hand, 1.0)], vec![(f1[best], 1.0)], 0.5 * fwd)
+                    mix(vec![(hand, 1.0)], fw, 0.5 * fwd)
                 },
             );
             for finger in ["Index", "Middle", "Ring", "Pinky", "Thumb"] {
@@ -552,7 +558,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 }
                 let total = *lens.last().unwrap();
                 let mut samples = Vec::new();
-                let steps = 16;
+                let steps = 24;
                 for k in 0..=steps {
                     let d = total * k as f32 / steps as f32;
                     let seg = (0..poly.len() - 1)
@@ -574,7 +580,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                     0.3,
                     0.9,
                     &move |s, _p| {
-                        let w = chain(s, &b3, &at, &[0.5, 0.4]);
+                        let w = chain(s, &b3, &at, &[1.0, 0.8]);
                         let base = smoothstep((1.2 - s) / 1.6);
                         if base > 0.0 {
                             mix(w, vec![(hand, 1.0)], 0.6 * base)
@@ -604,8 +610,8 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             let mut samples = Vec::new();
             let top = hip.y + 6.0;
             let bot = ankle.y + 1.0;
-            for k in 0..=60 {
-                let yy = top + (bot - top) * k as f32 / 60.0;
+            for k in 0..=80 {
+                let yy = top + (bot - top) * k as f32 / 80.0;
                 // The centre line runs from the hip joint through the knee to the ankle.
                 let c = if yy > knee.y {
                     hip.lerp(knee, (hip.y - yy) / (hip.y - knee.y))
@@ -630,8 +636,8 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                     chain(
                         -p.y,
                         &bones,
-                        &[-(hy + 3.0), -ky, -(ay + 1.0)],
-                        &[4.0, 4.0, 2.0],
+                        &[-(hy + 3.0), -ky, -(ay + 4.0)],
+                        &[4.0, 4.0, 3.5],
                     )
                 },
             );
@@ -652,8 +658,8 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             ];
             let mut samples = Vec::new();
             let (z0, z1) = (-6.0, ball.z - ankle.z + 7.2);
-            for k in 0..=30 {
-                let z = z0 + (z1 - z0) * k as f32 / 30.0;
+            for k in 0..=44 {
+                let z = z0 + (z1 - z0) * k as f32 / 44.0;
                 let [cy, hh, hw] = lerp_table(prof, z);
                 samples.push((Vec3::new(ankle.x + sx * 0.4, cy, ankle.z + z), hh, hw));
             }
@@ -668,7 +674,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 0.7,
                 0.6,
                 &move |_s, p| {
-                    let w = chain(p.z, &[foot, toe], &[bz - 0.5], &[1.5]);
+                    let w = chain(p.z, &[foot, toe], &[bz - 0.5], &[2.5]);
                     let up = smoothstep((p.y - (ay + 1.0)) / 4.0);
                     if up > 0.0 {
                         mix(w, vec![(leg, 1.0)], 0.7 * up)

@@ -56,7 +56,14 @@ pub fn skin_lbs(rig: &Rig, m: usize, pose: &Pose) -> (Vec<Vec3>, Vec<Vec3>) {
 /// Default tile height of a contact sheet, pixels (tiles are 200 × 260 unless asked otherwise).
 pub const TILE_H: u32 = 260;
 
-fn draw_tile(rig: &Rig, pose: &Pose, front: bool, center: Vec3, tile_w: u32, tile_h: u32) -> Canvas {
+fn draw_tile(
+    rig: &Rig,
+    pose: &Pose,
+    front: bool,
+    center: Vec3,
+    tile_w: u32,
+    tile_h: u32,
+) -> Canvas {
     let (tw, th) = (tile_w, tile_h);
     let mut c = Canvas::new(tw, th, [214, 210, 200]);
     let half_h = 1.05;
@@ -105,7 +112,11 @@ pub fn contact_sheet(
     tile_h: u32,
     times: &[f32],
 ) -> Canvas {
-    let columns = if times.is_empty() { columns } else { times.len() };
+    let columns = if times.is_empty() {
+        columns
+    } else {
+        times.len()
+    };
     let (tw, th) = (tile_h * 10 / 13, tile_h);
     let label_h = 22;
     let w = tw * 2 * columns as u32;

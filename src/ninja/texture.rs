@@ -119,7 +119,8 @@ fn paint(fabric: Fabric, u: f32, s: f32, px: u32, py: u32) -> Rgb {
             let band = |target: f32| (u - target).abs() < 0.011;
             let upper = 0.43 + (62.0 - s) / 40.0 * 0.17;
             let lower = 0.57 - (62.0 - s) / 12.0 * 0.07;
-            if (22.0..63.0).contains(&s) && band(upper) || (50.0..63.0).contains(&s) && band(lower) {
+            if (22.0..63.0).contains(&s) && band(upper) || (50.0..63.0).contains(&s) && band(lower)
+            {
                 c = scale(c, 0.55);
             }
             // Side seams.
