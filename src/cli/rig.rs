@@ -27,10 +27,13 @@ pub struct Args {
     /// Explicit sample times in seconds (comma-separated) instead of evenly spaced columns.
     #[arg(long, value_delimiter = ',')]
     pub times: Vec<f32>,
+    /// Sample each clip at its key poses (at most --columns of them) instead of evenly.
+    #[arg(long)]
+    pub keys: bool,
     /// Only these clips on the sheet (repeatable; default all).
     #[arg(long = "clip")]
     pub clips: Vec<String>,
-    /// Also write one larger sheet per clip beside --sheet (`<stem>_<clip>.png`, 10 columns).
+    /// Also write one sheet per clip beside --sheet (`<stem>_<clip>.png`, its key poses, ≤ 14).
     #[arg(long)]
     pub per_clip: bool,
 }
@@ -86,13 +89,30 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if chosen.is_empty() {
             chosen = (0..rig.clips.len()).collect();
         }
-        let canvas = crate::ninja::sheet::contact_sheet(
-            rig,
-            &chosen,
-            args.columns,
-            args.tile_height,
-            &args.times,
-        );
+        // Sample times per row: --times for every row, or the clip's key poses (--keys, at most
+        // `columns` of them, evenly picked), or evenly spaced times.
+        let key_times = |clip: usize, max: usize| -> Vec<f32> {
+            let k = &ninja.expanded[clip].key_times;
+            if k.len() <= max {
+                k.clone()
+            } else {
+                (0..max).map(|i| k[i * (k.len() - 1) / (max - 1)]).collect()
+            }
+        };
+        let rows: Vec<Vec<f32>> = chosen
+            .iter()
+            .map(|&c| {
+                if !args.times.is_empty() {
+                    args.times.clone()
+                } else if args.keys {
+                    key_times(c, args.columns)
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        let canvas =
+            crate::ninja::sheet::contact_sheet(rig, &chosen, args.columns, args.tile_height, &rows);
         write_png(&canvas, sheet)?;
         println!("wrote {}", sheet.display());
         if args.per_clip {
@@ -102,16 +122,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .unwrap_or("sheet");
             for (i, c) in rig.clips.iter().enumerate() {
                 let path = sheet.with_file_name(format!("{stem}_{}.png", c.name));
-                write_png(
-                    &crate::ninja::sheet::contact_sheet(
-                        rig,
-                        &[i],
-                        10,
-                        crate::ninja::sheet::TILE_H,
-                        &[],
-                    ),
-                    &path,
-                )?;
+                let times = [key_times(i, 14)];
+                let canvas =
+                    crate::ninja::sheet::contact_sheet(rig, &[i], 14, args.tile_height, &times);
+                write_png(&canvas, &path)?;
                 println!("wrote {}", path.display());
             }
         }

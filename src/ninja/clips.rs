@@ -134,6 +134,8 @@ pub struct Expanded {
     pub planted: [Vec<bool>; 2],
     /// Frames in which no foot needs to touch the floor.
     pub airborne: Vec<bool>,
+    /// Times of the key poses (s), for contact sheets.
+    pub key_times: Vec<f32>,
 }
 
 /// One key after resolving inheritance: angles per joint, hips offset, fist curl, feet.
@@ -625,6 +627,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
                 .any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4)
         })
         .collect();
+    let key_times = keys.iter().map(|k| k.t).collect();
     Ok(Expanded {
         name: file.name.clone(),
         frames,
@@ -632,6 +635,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
         local: locals,
         planted,
         airborne,
+        key_times,
     })
 }
 

@@ -104,19 +104,26 @@ fn draw_tile(
 /// A sheet of every clip (rows) at `columns` evenly spaced times, each time from the front and
 /// the side (two tiles). The view follows the hips horizontally so root motion stays in frame.
 /// `tile_h` is the height of one view in pixels (width 10/13 of it).
-/// `times` (s), when not empty, replaces the evenly spaced columns.
+/// `times[row]` (s), when given and not empty, replaces that row's evenly spaced columns.
 pub fn contact_sheet(
     rig: &Rig,
     clips: &[usize],
     columns: usize,
     tile_h: u32,
-    times: &[f32],
+    times: &[Vec<f32>],
 ) -> Canvas {
-    let columns = if times.is_empty() {
-        columns
-    } else {
-        times.len()
-    };
+    // The sheet is as wide as its longest row.
+    let columns = (0..clips.len())
+        .map(|r| {
+            times
+                .get(r)
+                .filter(|t| !t.is_empty())
+                .map(|t| t.len())
+                .unwrap_or(columns)
+        })
+        .max()
+        .unwrap_or(columns)
+        .max(1);
     let (tw, th) = (tile_h * 10 / 13, tile_h);
     let label_h = 22;
     let w = tw * 2 * columns as u32;
@@ -134,13 +141,15 @@ pub fn contact_sheet(
             2,
             [235, 235, 225],
         );
-        for col in 0..columns {
-            let k = if !times.is_empty() {
+        let row_times = times.get(row).filter(|t| !t.is_empty());
+        let cols = row_times.map(|t| t.len()).unwrap_or(columns);
+        for col in 0..cols {
+            let k = if let Some(times) = row_times {
                 ((times[col] * 30.0).round().max(0.0) as usize).min(keys - 1)
-            } else if columns == 1 {
+            } else if cols == 1 {
                 0
             } else {
-                col * (keys - 1) / (columns - 1)
+                col * (keys - 1) / (cols - 1)
             };
             let pose = pose_at_key(rig, clip, k);
             let mut world = Vec::new();

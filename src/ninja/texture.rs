@@ -66,7 +66,7 @@ fn weave(base: Rgb, px: u32, py: u32, pitch: u32, seed: u32) -> Rgb {
 
 const INDIGO: Rgb = [0.05, 0.056, 0.085];
 const CHARCOAL: Rgb = [0.07, 0.07, 0.078];
-const STRAP: Rgb = [0.2, 0.19, 0.175];
+const STRAP: Rgb = [0.12, 0.115, 0.105];
 const BELT: Rgb = [0.42, 0.07, 0.07];
 const SKIN: Rgb = [0.80, 0.60, 0.47];
 const EYE: Rgb = [0.06, 0.05, 0.05];
