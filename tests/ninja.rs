@@ -77,8 +77,8 @@ fn dqs_vertex(rig: &Rig, mats: &[Mat4], v: usize) -> Vec3 {
         }
         let q = dq(k);
         let s = if q.real.dot(q0.real) < 0.0 { -w } else { w };
-        real = real + q.real * s;
-        dual = dual + q.dual * s;
+        real += q.real * s;
+        dual += q.dual * s;
     }
     let n = real.length();
     let b = DualQuat {

@@ -50,7 +50,7 @@ struct Builder {
 
 impl Builder {
     fn view(&mut self, bytes: &[u8], target: Option<u32>, stride: Option<usize>) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let mut v = json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len()});
@@ -407,7 +407,7 @@ pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
 
     let animations: Vec<Value> = rig.clips.iter().map(|c| animation(&mut b, c)).collect();
 
-    while b.bin.len() % 4 != 0 {
+    while !b.bin.len().is_multiple_of(4) {
         b.bin.push(0);
     }
     let mut root = json!({

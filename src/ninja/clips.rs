@@ -244,6 +244,7 @@ fn parse(src: &str, sk: &NinjaSkeleton) -> Result<(KeyFile, Vec<Key>), ClipError
 }
 
 /// Cubic Hermite interpolation of key values at time `t` (see the module docs).
+#[allow(clippy::needless_range_loop)] // (slot, axis) index the same cell in three keys
 fn interpolate(keys: &[Key], looping: bool, t: f32) -> Vec<[f32; 3]> {
     let n = keys.len();
     let seg = (0..n - 1).find(|&i| t <= keys[i + 1].t).unwrap_or(n - 2);
@@ -303,6 +304,7 @@ struct Frame {
     pos: Vec3,
 }
 
+#[allow(clippy::needless_range_loop)] // j indexes the joint arrays of the skeleton too
 fn fk(sk: &NinjaSkeleton, hips: Vec3, local: &[Quat]) -> Vec<Frame> {
     let mut out: Vec<Frame> = Vec::with_capacity(local.len());
     for j in 0..local.len() {

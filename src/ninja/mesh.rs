@@ -289,11 +289,7 @@ fn lerp_table<const N: usize>(table: &[(f32, [f32; N])], x: f32) -> [f32; N] {
             let f = (x - w[0].0) / (w[1].0 - w[0].0);
             // Smooth the profile between the rows (cosine ease) so it has no creases.
             let f = 0.5 - 0.5 * (f * std::f32::consts::PI).cos();
-            let mut out = [0.0; N];
-            for k in 0..N {
-                out[k] = w[0].1[k] + (w[1].1[k] - w[0].1[k]) * f;
-            }
-            return out;
+            return std::array::from_fn(|k| w[0].1[k] + (w[1].1[k] - w[0].1[k]) * f);
         }
     }
     table[table.len() - 1].1
