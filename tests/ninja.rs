@@ -701,3 +701,72 @@ fn generator_rejects_bad_clip_files() {
     assert!(ninja::clips::expand(bad_order, &sk).is_err());
     assert!(ninja::clips::expand("not toml [", &sk).is_err());
 }
+
+/// Centre of mass from segment masses (Winter, "Biomechanics and Motor Control of Human
+/// Movement", table 4.1: mass fraction and centre along the segment from its proximal joint).
+fn centre_of_mass(rig: &Rig, w: &[Mat4]) -> Vec3 {
+    let p = |n: &str| pos(&w[node(rig, n)]);
+    let mut segs: Vec<(f32, Vec3)> = vec![
+        (0.081, p("Head") + (p("HeadTop_End") - p("Head")) * 0.3),
+        (0.497, p("Hips").lerp(p("Neck"), 0.5)),
+    ];
+    for s in ["Left", "Right"] {
+        let q = |n: &str| p(&format!("{s}{n}"));
+        segs.push((0.028, q("Arm").lerp(q("ForeArm"), 0.436)));
+        segs.push((0.016, q("ForeArm").lerp(q("Hand"), 0.43)));
+        segs.push((0.006, q("Hand").lerp(q("HandMiddle1"), 0.5)));
+        segs.push((0.100, q("UpLeg").lerp(q("Leg"), 0.433)));
+        segs.push((0.0465, q("Leg").lerp(q("Foot"), 0.433)));
+        segs.push((0.0145, q("Foot").lerp(q("ToeBase"), 0.5)));
+    }
+    let m: f32 = segs.iter().map(|s| s.0).sum();
+    segs.iter().map(|s| s.1 * s.0).sum::<Vec3>() / m
+}
+
+#[test]
+fn balance_is_over_the_support_foot_on_one_leg() {
+    let n = ninja();
+    let rig = &n.rig;
+    let mut worst = (0.0f32, String::new());
+    for (ci, clip) in rig.clips.iter().enumerate() {
+        let e = &n.expanded[ci];
+        for k in 0..e.frames {
+            let (l, r) = (e.planted[0][k], e.planted[1][k]);
+            if l == r || e.airborne[k] {
+                continue; // double support or flight: no single base to balance over
+            }
+            // Only sustained single support: within 0.1 s of lifting or setting down a foot
+            // the body is moving between bases (stepping is a controlled fall).
+            let support = if l { &e.planted[0] } else { &e.planted[1] };
+            let other = if l { &e.planted[1] } else { &e.planted[0] };
+            let lo = k.saturating_sub(3);
+            let hi = (k + 3).min(e.frames - 1);
+            if (lo..=hi).any(|g| other[g] || !support[g]) {
+                continue;
+            }
+            let w = world(rig, &pose_at_key(rig, clip, k));
+            let side = if l { "Left" } else { "Right" };
+            // The support: the sole from heel to toe tip, as a segment on the floor.
+            let heel = pos(&w[node(rig, &format!("{side}Foot"))]);
+            let toe = pos(&w[node(rig, &format!("{side}Toe_End"))]);
+            let flat = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+            let com = centre_of_mass(rig, &w);
+            let d = seg_dist(flat(com), flat(heel), flat(toe));
+            if d > worst.0 {
+                worst = (d, format!("{} frame {k}", clip.name));
+            }
+        }
+    }
+    eprintln!(
+        "largest distance from the centre of mass to the support foot: {:.1} cm at {}",
+        100.0 * worst.0,
+        worst.1
+    );
+    // The sole is ~10 cm wide and the motion is dynamic: allow 8 cm beyond the foot's axis.
+    assert!(
+        worst.0 < 0.08,
+        "off balance by {:.1} cm at {}",
+        100.0 * worst.0,
+        worst.1
+    );
+}

@@ -13,7 +13,9 @@
 //! from = "guard"              # start from a named pose (default: the previous key)
 //! hips = [0, -5, 0]           # cm, hips displacement from rest in the character frame
 //! plant = ["L", "R"]          # feet flat on the floor and not sliding until the next key
-//! pivot = ["L"]               # feet turning on the ball of the foot (heel swings)
+//! pivot = ["L"]               # feet turning on the ball of the foot (heel swings) until the
+//!                             # next key; a foot is on the floor between two keys that both
+//!                             # list it under plant or pivot
 //! stop = true                 # zero velocity at this key (an extreme / a hit)
 //! [key.rot]                   # joint rotations, degrees [x, y, z]
 //! Hips = [0, 30, 0]
@@ -522,9 +524,15 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
         let mut run: Option<(Vec3, Quat)> = None; // (ball, yaw) of the current run
         for f in 0..frames {
             let t = f as f32 / FPS;
-            let plant = state_at(t, |k| k.plant, side);
-            let pivot = state_at(t, |k| k.pivot, side);
-            if !(plant || pivot) {
+            // On the floor between two keys that both put it there (planted or pivoting);
+            // pivoting only while both keys say so (plant → pivot starts turning at the pivot key).
+            let on = state_at(
+                t,
+                |k| [k.plant[0] || k.pivot[0], k.plant[1] || k.pivot[1]],
+                side,
+            );
+            let pivot = on && state_at(t, |k| k.pivot, side);
+            if !on {
                 run = None;
                 continue;
             }

@@ -599,8 +599,8 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 (knee.y + 9.0, [6.3, 6.4]),
                 (knee.y + 1.0, [5.3, 5.5]),
                 (knee.y - 9.0, [5.2, 5.0]),
-                (knee.y - 20.0, [4.3, 4.2]),
-                (ankle.y + 7.0, [3.8, 3.8]),
+                (knee.y - 20.0, [4.0, 3.9]),
+                (ankle.y + 7.0, [3.6, 3.6]),
                 (ankle.y + 1.0, [3.5, 3.6]),
             ];
             let mut samples = Vec::new();
