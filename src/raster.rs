@@ -319,3 +319,41 @@ impl Canvas {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearer_triangle_wins_and_lighting_follows_the_normal() {
+        let mut c = Canvas::new(32, 32, [0, 0, 0]);
+        let cam = ortho(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y, 1.0, 1.0, 10.0);
+        let tri = |z: f32| {
+            vec![
+                Vec3::new(-1.0, -1.0, z),
+                Vec3::new(1.0, -1.0, z),
+                Vec3::new(0.0, 1.0, z),
+            ]
+        };
+        let n = vec![Vec3::Z; 3];
+        let lit = Shading {
+            light_dir: Vec3::Z,
+            ambient: 0.0,
+            diffuse: 1.0,
+            base_color: Vec3::new(1.0, 0.0, 0.0),
+        };
+        let dark = Shading {
+            base_color: Vec3::new(0.0, 1.0, 0.0),
+            ..lit
+        };
+        // The green triangle is behind (z = −1, camera looks down −z from +z) and drawn last.
+        c.draw_mesh(&cam, &tri(1.0), &n, &[], &[0, 1, 2], None, &lit);
+        c.draw_mesh(&cam, &tri(-1.0), &n, &[], &[0, 1, 2], None, &dark);
+        let centre = c.rgb[(16 * 32 + 16) as usize];
+        assert!(centre[0] > 200 && centre[1] == 0, "{centre:?}");
+        // Outside the triangle the background stays.
+        assert_eq!(c.rgb[0], [0, 0, 0]);
+        let png = c.to_png().unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+    }
+}

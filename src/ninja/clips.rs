@@ -522,6 +522,9 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     for side in 0..2 {
         let leg = &legs[side];
         let mut run: Option<(Vec3, Quat)> = None; // (ball, yaw) of the current run
+                                                  // While pivoting, the foot turns by as much as the keyed foot has turned since the pivot
+                                                  // began (a relative turn, so that switching from planted to pivoting never snaps).
+        let mut last_fk_yaw = Quat::IDENTITY;
         for f in 0..frames {
             let t = f as f32 / FPS;
             // On the floor between two keys that both put it there (planted or pivoting);
@@ -532,19 +535,21 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
                 side,
             );
             let pivot = on && state_at(t, |k| k.pivot, side);
+            let fk_yaw = yaw_of(fk_frames[f][leg.foot].rot);
             if !on {
                 run = None;
+                last_fk_yaw = fk_yaw;
                 continue;
             }
             planted[side][f] = true;
-            let fk_yaw = yaw_of(fk_frames[f][leg.foot].rot);
             let (ball, yaw) = run.get_or_insert_with(|| {
                 let b = fk_frames[f][leg.toe].pos;
                 (Vec3::new(b.x, ball_height, b.z), fk_yaw)
             });
             if pivot {
-                *yaw = fk_yaw;
+                *yaw = (fk_yaw * last_fk_yaw.inverse() * *yaw).normalize();
             }
+            last_fk_yaw = fk_yaw;
             let ankle = *ball - *yaw * ball_from_ankle;
             targets[side][f] = Some((Vec3::new(ankle.x, ankle_height, ankle.z), *yaw));
         }
