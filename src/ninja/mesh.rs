@@ -554,7 +554,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 }
                 let total = *lens.last().unwrap();
                 let mut samples = Vec::new();
-                let steps = 24;
+                let steps = 28;
                 for k in 0..=steps {
                     let d = total * k as f32 / steps as f32;
                     let seg = (0..poly.len() - 1)
@@ -576,7 +576,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                     0.3,
                     0.9,
                     &move |s, _p| {
-                        let w = chain(s, &b3, &at, &[1.0, 0.8]);
+                        let w = chain(s, &b3, &at, &[0.65, 0.55]);
                         let base = smoothstep((1.2 - s) / 1.6);
                         if base > 0.0 {
                             mix(w, vec![(hand, 1.0)], 0.6 * base)
