@@ -439,6 +439,7 @@ fn forearm_twist_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
             .map(|&v| dqs_vertex(rig, &mats, v))
             .collect::<Vec<_>>(),
     );
+    eprintln!("wrist twist 170°: rest radius {r0:.4} m, LBS {r_lbs:.4} m, DQS {r_dqs:.4} m");
     assert!(
         r_lbs < 0.75 * r0,
         "LBS radius {r_lbs} vs rest {r0}: no candy wrapper"
