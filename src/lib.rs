@@ -17,6 +17,8 @@ pub mod body;
 pub mod cli;
 pub mod cloth;
 pub mod math;
+pub mod ninja;
+pub mod raster;
 pub mod rig;
 pub mod skin;
 

@@ -31,11 +31,17 @@ impl Transform {
     };
 
     pub fn from_translation(translation: Vec3) -> Self {
-        Self { translation, ..Self::IDENTITY }
+        Self {
+            translation,
+            ..Self::IDENTITY
+        }
     }
 
     pub fn from_rotation(rotation: Quat) -> Self {
-        Self { rotation, ..Self::IDENTITY }
+        Self {
+            rotation,
+            ..Self::IDENTITY
+        }
     }
 
     pub fn to_mat4(&self) -> Mat4 {
@@ -46,7 +52,11 @@ impl Transform {
     /// the result is then the closest TRS glam finds (callers that care compare `to_mat4`).
     pub fn from_mat4(m: &Mat4) -> Self {
         let (scale, rotation, translation) = m.to_scale_rotation_translation();
-        Self { translation, rotation: rotation.normalize(), scale }
+        Self {
+            translation,
+            rotation: rotation.normalize(),
+            scale,
+        }
     }
 
     pub fn is_finite(&self) -> bool {
@@ -71,7 +81,10 @@ impl DualQuat {
     /// The rigid motion `p ↦ rotation p + translation`.
     pub fn from_rotation_translation(rotation: Quat, translation: Vec3) -> Self {
         let t = Quat::from_xyzw(translation.x, translation.y, translation.z, 0.0);
-        Self { real: rotation, dual: (t * rotation) * 0.5 }
+        Self {
+            real: rotation,
+            dual: (t * rotation) * 0.5,
+        }
     }
 
     pub fn translation(&self) -> Vec3 {

@@ -43,10 +43,11 @@ impl Skeleton {
 
     /// Finds a node by its name after any prefix (`find("LeftArm")`), or by its full name.
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .or_else(|| self.names.iter().position(|n| Self::base_name(n) == Self::base_name(name)))
+        self.names.iter().position(|n| n == name).or_else(|| {
+            self.names
+                .iter()
+                .position(|n| Self::base_name(n) == Self::base_name(name))
+        })
     }
 
     /// `world_from_node` for every node at rest.

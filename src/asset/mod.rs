@@ -7,6 +7,7 @@
 //! problem instead of a panic or an out-of-memory abort.
 
 pub mod accessor;
+pub mod export;
 pub mod geometry;
 pub mod glb;
 mod gltf;

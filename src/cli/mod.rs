@@ -13,3 +13,5 @@ impl CliError {
         Self(msg.into())
     }
 }
+
+pub mod rig;

@@ -1,0 +1,599 @@
+//! Writing a [`Rig`] as a binary glTF 2.0 file (`.glb`).
+//!
+//! The output is deterministic: the JSON is built from ordered maps (serde_json's default map is
+//! a `BTreeMap`, so keys are sorted), floats are written by serde_json's shortest round-trip
+//! formatter, binary data is little-endian, and nothing depends on time or hashing. Writing the
+//! same rig twice gives the same bytes.
+//!
+//! Layout: one buffer (the GLB BIN chunk); every accessor has its own 4-byte-aligned buffer view;
+//! node indices in the file equal the rig's node indices; each [`SkinnedMesh`] becomes one mesh
+//! with one primitive, instantiated by its node (meshes sharing a node become primitives of one
+//! mesh); textures are embedded as PNG; each [`Clip`] becomes one animation, tracks sharing
+//! identical key times share one input accessor.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::anim::{Clip, Interpolation};
+use crate::math::{Quat, Vec3};
+use crate::rig::{Rig, SkinnedMesh};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("rig is inconsistent: {0}")]
+    Invalid(String),
+    #[error("could not encode texture {name}: {msg}")]
+    Texture { name: String, msg: String },
+    #[error("could not write {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+// glTF component types and targets.
+const FLOAT: u32 = 5126;
+const UNSIGNED_BYTE: u32 = 5121;
+const UNSIGNED_SHORT: u32 = 5123;
+const UNSIGNED_INT: u32 = 5125;
+const ARRAY_BUFFER: u32 = 34962;
+const ELEMENT_ARRAY_BUFFER: u32 = 34963;
+
+/// Accumulates the binary chunk, buffer views and accessors.
+struct Builder {
+    bin: Vec<u8>,
+    views: Vec<Value>,
+    accessors: Vec<Value>,
+}
+
+impl Builder {
+    fn view(&mut self, bytes: &[u8], target: Option<u32>, stride: Option<usize>) -> usize {
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
+        }
+        let mut v = json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len()});
+        if let Some(t) = target {
+            v["target"] = json!(t);
+        }
+        if let Some(s) = stride {
+            v["byteStride"] = json!(s);
+        }
+        self.bin.extend_from_slice(bytes);
+        self.views.push(v);
+        self.views.len() - 1
+    }
+
+    /// A float accessor of `n` components per element; `minmax` adds the bounds the spec
+    /// requires for POSITION and animation inputs.
+    fn floats(
+        &mut self,
+        data: &[f32],
+        n: usize,
+        ty: &str,
+        target: Option<u32>,
+        minmax: bool,
+    ) -> usize {
+        let bytes: Vec<u8> = data.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let view = self.view(&bytes, target, None);
+        let count = data.len() / n;
+        let mut a = json!({"bufferView": view, "componentType": FLOAT, "count": count, "type": ty});
+        if minmax && count > 0 {
+            let mut lo = vec![f32::INFINITY; n];
+            let mut hi = vec![f32::NEG_INFINITY; n];
+            for e in data.chunks_exact(n) {
+                for k in 0..n {
+                    lo[k] = lo[k].min(e[k]);
+                    hi[k] = hi[k].max(e[k]);
+                }
+            }
+            a["min"] = json!(lo);
+            a["max"] = json!(hi);
+        }
+        self.accessors.push(a);
+        self.accessors.len() - 1
+    }
+
+    fn ints(
+        &mut self,
+        data: &[u32],
+        n: usize,
+        ty: &str,
+        component: u32,
+        target: Option<u32>,
+    ) -> usize {
+        let bytes: Vec<u8> = match component {
+            UNSIGNED_BYTE => data.iter().map(|&v| v as u8).collect(),
+            UNSIGNED_SHORT => data
+                .iter()
+                .flat_map(|&v| (v as u16).to_le_bytes())
+                .collect(),
+            _ => data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        // Vertex attributes must have 4-byte-aligned strides: u8×4 and u16×4 are.
+        let view = self.view(&bytes, target, None);
+        self.accessors.push(
+            json!({"bufferView": view, "componentType": component, "count": data.len() / n, "type": ty}),
+        );
+        self.accessors.len() - 1
+    }
+}
+
+fn vec3s(v: &[Vec3]) -> Vec<f32> {
+    v.iter().flat_map(|p| p.to_array()).collect()
+}
+
+fn quats(v: &[Quat]) -> Vec<f32> {
+    v.iter().flat_map(|q| q.to_array()).collect()
+}
+
+fn check(rig: &Rig) -> Result<(), ExportError> {
+    let n = rig.skeleton.len();
+    let bad = |m: String| Err(ExportError::Invalid(m));
+    if rig.skeleton.parents.len() != n || rig.skeleton.rest.len() != n {
+        return bad("skeleton arrays differ in length".into());
+    }
+    for (i, p) in rig.skeleton.parents.iter().enumerate() {
+        if let Some(p) = p {
+            if *p as usize >= i {
+                return bad(format!("node {i} has parent {p} after it"));
+            }
+        }
+    }
+    for s in &rig.skins {
+        if s.joints.len() != s.inverse_bind.len() || s.joints.iter().any(|&j| j as usize >= n) {
+            return bad(format!("skin {} has bad joints", s.name));
+        }
+    }
+    for m in &rig.meshes {
+        let v = m.positions.len();
+        if m.node as usize >= n
+            || m.normals.len() != v
+            || (!m.uvs.is_empty() && m.uvs.len() != v)
+            || (!m.joints.is_empty() && (m.joints.len() != v || m.weights.len() != v))
+            || m.indices.iter().any(|&i| i as usize >= v)
+            || m.indices.len() % 3 != 0
+        {
+            return bad(format!("mesh {} has inconsistent arrays", m.name));
+        }
+        if !m.joints1.is_empty() {
+            return bad(format!("mesh {}: 8 influences are not exported", m.name));
+        }
+        if let Some(s) = m.skin {
+            let joints = rig
+                .skins
+                .get(s as usize)
+                .map(|s| s.joints.len())
+                .unwrap_or(0);
+            if m.joints.iter().flatten().any(|&j| j as usize >= joints) {
+                return bad(format!(
+                    "mesh {} refers to a joint outside its skin",
+                    m.name
+                ));
+            }
+        }
+    }
+    for c in &rig.clips {
+        let times_ok = |t: &[f32]| t.windows(2).all(|w| w[0] < w[1]) && !t.is_empty();
+        let ok = c
+            .translations
+            .iter()
+            .all(|t| times_ok(&t.times) && (t.node as usize) < n)
+            && c.rotations
+                .iter()
+                .all(|t| times_ok(&t.times) && (t.node as usize) < n)
+            && c.scales
+                .iter()
+                .all(|t| times_ok(&t.times) && (t.node as usize) < n);
+        if !ok {
+            return bad(format!("clip {} has a bad track", c.name));
+        }
+    }
+    Ok(())
+}
+
+fn mesh_primitive(b: &mut Builder, m: &SkinnedMesh) -> Value {
+    let pos = b.floats(&vec3s(&m.positions), 3, "VEC3", Some(ARRAY_BUFFER), true);
+    let nrm = b.floats(&vec3s(&m.normals), 3, "VEC3", Some(ARRAY_BUFFER), false);
+    let mut attributes = json!({"POSITION": pos, "NORMAL": nrm});
+    if !m.uvs.is_empty() {
+        let uv: Vec<f32> = m.uvs.iter().flat_map(|u| u.to_array()).collect();
+        attributes["TEXCOORD_0"] = json!(b.floats(&uv, 2, "VEC2", Some(ARRAY_BUFFER), false));
+    }
+    if !m.joints.is_empty() {
+        let joints: Vec<u32> = m.joints.iter().flatten().map(|&j| j as u32).collect();
+        let wide = joints.iter().any(|&j| j > 255);
+        let ct = if wide { UNSIGNED_SHORT } else { UNSIGNED_BYTE };
+        attributes["JOINTS_0"] = json!(b.ints(&joints, 4, "VEC4", ct, Some(ARRAY_BUFFER)));
+        let w: Vec<f32> = m.weights.iter().flatten().copied().collect();
+        attributes["WEIGHTS_0"] = json!(b.floats(&w, 4, "VEC4", Some(ARRAY_BUFFER), false));
+    }
+    let ct = if m.positions.len() <= 65535 {
+        UNSIGNED_SHORT
+    } else {
+        UNSIGNED_INT
+    };
+    let idx = b.ints(&m.indices, 1, "SCALAR", ct, Some(ELEMENT_ARRAY_BUFFER));
+    let mut p = json!({"attributes": attributes, "indices": idx, "mode": 4});
+    if let Some(mat) = m.material {
+        p["material"] = json!(mat);
+    }
+    p
+}
+
+fn interpolation_name(i: Interpolation) -> &'static str {
+    match i {
+        Interpolation::Step => "STEP",
+        Interpolation::Linear => "LINEAR",
+        Interpolation::CubicSpline => "CUBICSPLINE",
+    }
+}
+
+fn animation(b: &mut Builder, c: &Clip) -> Value {
+    let mut samplers = Vec::new();
+    let mut channels = Vec::new();
+    // Shared key-time accessors, keyed by the exact bit patterns of the times.
+    let mut inputs: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
+    let mut input = |b: &mut Builder, times: &[f32]| -> usize {
+        let key: Vec<u32> = times.iter().map(|t| t.to_bits()).collect();
+        *inputs
+            .entry(key)
+            .or_insert_with(|| b.floats(times, 1, "SCALAR", None, true))
+    };
+    // Per node: translation, rotation, scale, the order Blender writes them in.
+    let mut order: Vec<(u32, u8, usize)> = Vec::new();
+    order.extend(
+        c.translations
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.node, 0, i)),
+    );
+    order.extend(c.rotations.iter().enumerate().map(|(i, t)| (t.node, 1, i)));
+    order.extend(c.scales.iter().enumerate().map(|(i, t)| (t.node, 2, i)));
+    order.sort();
+    for (node, kind, i) in order {
+        let (times, out, interp, path) = match kind {
+            0 => {
+                let t = &c.translations[i];
+                (
+                    &t.times,
+                    b.floats(&vec3s(&t.values), 3, "VEC3", None, false),
+                    t.interpolation,
+                    "translation",
+                )
+            }
+            1 => {
+                let t = &c.rotations[i];
+                (
+                    &t.times,
+                    b.floats(&quats(&t.values), 4, "VEC4", None, false),
+                    t.interpolation,
+                    "rotation",
+                )
+            }
+            _ => {
+                let t = &c.scales[i];
+                (
+                    &t.times,
+                    b.floats(&vec3s(&t.values), 3, "VEC3", None, false),
+                    t.interpolation,
+                    "scale",
+                )
+            }
+        };
+        let inp = input(b, times);
+        samplers.push(
+            json!({"input": inp, "output": out, "interpolation": interpolation_name(interp)}),
+        );
+        channels
+            .push(json!({"sampler": samplers.len() - 1, "target": {"node": node, "path": path}}));
+    }
+    json!({"name": c.name, "samplers": samplers, "channels": channels})
+}
+
+fn encode_png(t: &crate::rig::Texture) -> Result<Vec<u8>, ExportError> {
+    let err = |msg: String| ExportError::Texture {
+        name: t.name.clone(),
+        msg,
+    };
+    let img = image::RgbaImage::from_raw(t.width, t.height, t.rgba8.clone())
+        .ok_or_else(|| err("pixel buffer does not match its size".into()))?;
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|e| err(e.to_string()))?;
+    Ok(out.into_inner())
+}
+
+/// Serialises `rig` as a GLB (binary glTF 2.0) file.
+pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
+    check(rig)?;
+    let mut b = Builder {
+        bin: Vec::new(),
+        views: Vec::new(),
+        accessors: Vec::new(),
+    };
+    let sk = &rig.skeleton;
+
+    // Meshes: group primitives by node, in node order.
+    let mut by_node: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, m) in rig.meshes.iter().enumerate() {
+        by_node.entry(m.node).or_default().push(i);
+    }
+    let mut meshes = Vec::new();
+    let mut node_mesh: BTreeMap<u32, (usize, Option<u32>)> = BTreeMap::new();
+    for (&node, prims) in &by_node {
+        let primitives: Vec<Value> = prims
+            .iter()
+            .map(|&i| mesh_primitive(&mut b, &rig.meshes[i]))
+            .collect();
+        let name = rig.meshes[prims[0]].name.clone();
+        meshes.push(json!({"name": name, "primitives": primitives}));
+        node_mesh.insert(node, (meshes.len() - 1, rig.meshes[prims[0]].skin));
+    }
+
+    let mut skins = Vec::new();
+    for s in &rig.skins {
+        let ibm: Vec<f32> = s
+            .inverse_bind
+            .iter()
+            .flat_map(|m| m.to_cols_array())
+            .collect();
+        let acc = b.floats(&ibm, 16, "MAT4", None, false);
+        let mut v = json!({"name": s.name, "joints": s.joints, "inverseBindMatrices": acc});
+        if let Some(r) = s.skeleton_root {
+            v["skeleton"] = json!(r);
+        }
+        skins.push(v);
+    }
+
+    // Nodes.
+    let mut nodes = Vec::new();
+    for i in 0..sk.len() {
+        let t = &sk.rest[i];
+        let mut v = json!({"name": sk.names[i]});
+        if t.translation != Vec3::ZERO {
+            v["translation"] = json!(t.translation.to_array());
+        }
+        if t.rotation != Quat::IDENTITY {
+            v["rotation"] = json!(t.rotation.to_array());
+        }
+        if t.scale != Vec3::ONE {
+            v["scale"] = json!(t.scale.to_array());
+        }
+        let children: Vec<usize> = (0..sk.len())
+            .filter(|&c| sk.parents[c] == Some(i as u32))
+            .collect();
+        if !children.is_empty() {
+            v["children"] = json!(children);
+        }
+        if let Some((mesh, skin)) = node_mesh.get(&(i as u32)) {
+            v["mesh"] = json!(mesh);
+            if let Some(s) = skin {
+                v["skin"] = json!(s);
+            }
+        }
+        nodes.push(v);
+    }
+    let roots: Vec<usize> = (0..sk.len()).filter(|&i| sk.parents[i].is_none()).collect();
+
+    let mut images = Vec::new();
+    let mut textures = Vec::new();
+    for (i, t) in rig.textures.iter().enumerate() {
+        let png = encode_png(t)?;
+        let view = b.view(&png, None, None);
+        images.push(json!({"name": t.name, "bufferView": view, "mimeType": "image/png"}));
+        textures.push(json!({"sampler": 0, "source": i}));
+    }
+    let materials: Vec<Value> = rig
+        .materials
+        .iter()
+        .map(|m| {
+            let mut pbr = json!({
+                "baseColorFactor": m.base_color.to_array(),
+                "metallicFactor": m.metallic,
+                "roughnessFactor": m.roughness,
+            });
+            if let Some(t) = m.base_color_texture {
+                pbr["baseColorTexture"] = json!({"index": t});
+            }
+            let mut v = json!({"name": m.name, "pbrMetallicRoughness": pbr});
+            if m.double_sided {
+                v["doubleSided"] = json!(true);
+            }
+            v
+        })
+        .collect();
+
+    let animations: Vec<Value> = rig.clips.iter().map(|c| animation(&mut b, c)).collect();
+
+    while !b.bin.len().is_multiple_of(4) {
+        b.bin.push(0);
+    }
+    let mut root = json!({
+        "asset": {"version": "2.0", "generator": concat!("drape ", env!("CARGO_PKG_VERSION"))},
+        "scene": 0,
+        "scenes": [{"name": "Scene", "nodes": roots}],
+        "nodes": nodes,
+        "buffers": [{"byteLength": b.bin.len()}],
+        "bufferViews": b.views,
+        "accessors": b.accessors,
+    });
+    if !meshes.is_empty() {
+        root["meshes"] = json!(meshes);
+    }
+    if !skins.is_empty() {
+        root["skins"] = json!(skins);
+    }
+    if !materials.is_empty() {
+        root["materials"] = json!(materials);
+    }
+    if !textures.is_empty() {
+        root["textures"] = json!(textures);
+        root["images"] = json!(images);
+        // Linear filtering with mipmaps, repeat wrapping: the glTF defaults spelled out.
+        root["samplers"] =
+            json!([{"magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 10497}]);
+    }
+    if !animations.is_empty() {
+        root["animations"] = json!(animations);
+    }
+
+    let mut json_bytes =
+        serde_json::to_vec(&root).map_err(|e| ExportError::Invalid(e.to_string()))?;
+    while json_bytes.len() % 4 != 0 {
+        json_bytes.push(b' ');
+    }
+    let total = 12 + 8 + json_bytes.len() + 8 + b.bin.len();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&json_bytes);
+    out.extend_from_slice(&(b.bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(&b.bin);
+    Ok(out)
+}
+
+/// Writes `rig` to `path` as GLB.
+pub fn write_glb(rig: &Rig, path: &std::path::Path) -> Result<(), ExportError> {
+    let bytes = to_glb(rig)?;
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+    }
+    std::fs::write(path, bytes).map_err(|source| ExportError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::{Clip, Skeleton, Skin, Track};
+    use crate::math::{Mat4, Transform, Vec2};
+    use crate::rig::{Material, SkinnedMesh, Texture};
+
+    /// A two-joint rig with one skinned triangle, a 2×2 texture and a STEP + LINEAR clip.
+    fn tiny() -> Rig {
+        let skeleton = Skeleton {
+            names: vec!["root".into(), "child".into(), "mesh".into()],
+            parents: vec![None, Some(0), None],
+            rest: vec![
+                Transform::IDENTITY,
+                Transform::from_translation(Vec3::Y),
+                Transform::IDENTITY,
+            ],
+        };
+        let mesh = SkinnedMesh {
+            name: "tri".into(),
+            node: 2,
+            skin: Some(0),
+            material: Some(0),
+            positions: vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+            normals: vec![Vec3::Z; 3],
+            uvs: vec![Vec2::ZERO, Vec2::X, Vec2::Y],
+            joints: vec![[0, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]],
+            weights: vec![[1.0, 0.0, 0.0, 0.0]; 3],
+            indices: vec![0, 1, 2],
+            ..Default::default()
+        };
+        let clip = Clip {
+            name: "wave".into(),
+            start: 0.0,
+            end: 1.0,
+            rotations: vec![Track {
+                node: 1,
+                times: vec![0.0, 1.0],
+                values: vec![Quat::IDENTITY, Quat::from_rotation_z(1.0)],
+                interpolation: Interpolation::Linear,
+            }],
+            translations: vec![Track {
+                node: 0,
+                times: vec![0.0, 0.5],
+                values: vec![Vec3::ZERO, Vec3::X],
+                interpolation: Interpolation::Step,
+            }],
+            scales: vec![],
+        };
+        Rig {
+            source: "test".into(),
+            skeleton,
+            skins: vec![Skin {
+                name: "skin".into(),
+                joints: vec![0, 1],
+                inverse_bind: vec![Mat4::IDENTITY, Mat4::from_translation(-Vec3::Y)],
+                skeleton_root: Some(0),
+            }],
+            meshes: vec![mesh],
+            materials: vec![Material {
+                base_color_texture: Some(0),
+                ..Default::default()
+            }],
+            textures: vec![Texture {
+                name: "t".into(),
+                width: 2,
+                height: 2,
+                rgba8: vec![200; 16],
+            }],
+            clips: vec![clip],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn tiny_rig_round_trips_through_the_gltf_crate() {
+        let bytes = to_glb(&tiny()).unwrap();
+        assert_eq!(&bytes[0..4], b"glTF");
+        assert_eq!(
+            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
+            bytes.len()
+        );
+        let g = gltf::Gltf::from_slice(&bytes).expect("valid glb");
+        let blob = g.blob.clone().expect("a BIN chunk");
+        let doc = g.document;
+        let skin = doc.skins().next().unwrap();
+        assert_eq!(skin.joints().map(|j| j.index()).collect::<Vec<_>>(), [0, 1]);
+        let ibm: Vec<[[f32; 4]; 4]> = skin
+            .reader(|_| Some(&blob[..]))
+            .read_inverse_bind_matrices()
+            .unwrap()
+            .collect();
+        assert_eq!(ibm[1][3], [0.0, -1.0, 0.0, 1.0]);
+        let anim = doc.animations().next().unwrap();
+        let interps: Vec<_> = anim.samplers().map(|s| s.interpolation()).collect();
+        assert!(interps.contains(&gltf::animation::Interpolation::Step));
+        assert!(interps.contains(&gltf::animation::Interpolation::Linear));
+        let img = doc.images().next().unwrap();
+        assert!(matches!(
+            img.source(),
+            gltf::image::Source::View {
+                mime_type: "image/png",
+                ..
+            }
+        ));
+        let mesh_node = doc.nodes().nth(2).unwrap();
+        assert!(mesh_node.mesh().is_some() && mesh_node.skin().is_some());
+    }
+
+    #[test]
+    fn inconsistent_rigs_are_refused_not_written() {
+        let mut r = tiny();
+        r.meshes[0].indices.push(7);
+        assert!(matches!(to_glb(&r), Err(ExportError::Invalid(_))));
+        let mut r = tiny();
+        r.skeleton.parents[0] = Some(1);
+        assert!(matches!(to_glb(&r), Err(ExportError::Invalid(_))));
+        let mut r = tiny();
+        r.textures[0].rgba8.pop();
+        assert!(matches!(to_glb(&r), Err(ExportError::Texture { .. })));
+    }
+}

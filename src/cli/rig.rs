@@ -1,0 +1,134 @@
+//! `drape rig`: generates the built-in ninja and, on request, its contact sheets.
+//!
+//! ```text
+//! drape rig --out rigs/ninja.glb             # the committed default character
+//! drape rig --sheet docs/ninja_sheet.png     # every clip at 6 times, front and side
+//! drape rig --sheet docs/ninja_sheet.png --per-clip   # also docs/ninja_sheet_<clip>.png
+//! ```
+
+use std::path::PathBuf;
+
+use super::CliError;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Where to write the glb (default rigs/ninja.glb when neither --out nor --sheet is given).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write a contact sheet PNG of every clip (front and side views).
+    #[arg(long)]
+    pub sheet: Option<PathBuf>,
+    /// Columns (sample times) per clip on the sheet, 2..=16 (default 6).
+    #[arg(long, default_value_t = 6)]
+    pub columns: usize,
+    /// Height of one view on the sheet in pixels, 100..=2000 (default 260).
+    #[arg(long, default_value_t = 260)]
+    pub tile_height: u32,
+    /// Explicit sample times in seconds (comma-separated) instead of evenly spaced columns.
+    #[arg(long, value_delimiter = ',')]
+    pub times: Vec<f32>,
+    /// Sample each clip at its key poses (at most --columns of them) instead of evenly.
+    #[arg(long)]
+    pub keys: bool,
+    /// Only these clips on the sheet (repeatable; default all).
+    #[arg(long = "clip")]
+    pub clips: Vec<String>,
+    /// Also write one sheet per clip beside --sheet (`<stem>_<clip>.png`, its key poses, ≤ 14).
+    #[arg(long)]
+    pub per_clip: bool,
+}
+
+fn write_png(canvas: &crate::raster::Canvas, path: &std::path::Path) -> Result<(), CliError> {
+    let png = canvas
+        .to_png()
+        .map_err(|e| CliError::new(format!("could not encode {}: {e}", path.display())))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::new(format!("could not create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(path, png)
+        .map_err(|e| CliError::new(format!("could not write {}: {e}", path.display())))
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if !(2..=16).contains(&args.columns) {
+        return Err(CliError::new("--columns must be between 2 and 16"));
+    }
+    let ninja = crate::ninja::build().map_err(|e| CliError::new(e.to_string()))?;
+    let rig = &ninja.rig;
+    let out = match (&args.out, &args.sheet) {
+        (None, None) => Some(PathBuf::from(crate::ninja::DEFAULT_PATH)),
+        (o, _) => o.clone(),
+    };
+    if let Some(out) = out {
+        crate::asset::export::write_glb(rig, &out).map_err(|e| CliError::new(e.to_string()))?;
+        println!(
+            "wrote {}: {} joints, {} vertices, {} triangles, clips: {}",
+            out.display(),
+            rig.skins[0].joints.len(),
+            rig.vertex_count(),
+            rig.meshes.iter().map(|m| m.triangle_count()).sum::<usize>(),
+            rig.clips
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if let Some(sheet) = &args.sheet {
+        if !(100..=2000).contains(&args.tile_height) {
+            return Err(CliError::new("--tile-height must be between 100 and 2000"));
+        }
+        let mut chosen = Vec::new();
+        for name in &args.clips {
+            chosen.push(
+                rig.clip(name)
+                    .ok_or_else(|| CliError::new(format!("no clip {name:?}")))?,
+            );
+        }
+        if chosen.is_empty() {
+            chosen = (0..rig.clips.len()).collect();
+        }
+        // Sample times per row: --times for every row, or the clip's key poses (--keys, at most
+        // `columns` of them, evenly picked), or evenly spaced times.
+        let key_times = |clip: usize, max: usize| -> Vec<f32> {
+            let k = &ninja.expanded[clip].key_times;
+            if k.len() <= max {
+                k.clone()
+            } else {
+                (0..max).map(|i| k[i * (k.len() - 1) / (max - 1)]).collect()
+            }
+        };
+        let rows: Vec<Vec<f32>> = chosen
+            .iter()
+            .map(|&c| {
+                if !args.times.is_empty() {
+                    args.times.clone()
+                } else if args.keys {
+                    key_times(c, args.columns)
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        let canvas =
+            crate::ninja::sheet::contact_sheet(rig, &chosen, args.columns, args.tile_height, &rows);
+        write_png(&canvas, sheet)?;
+        println!("wrote {}", sheet.display());
+        if args.per_clip {
+            let stem = sheet
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("sheet");
+            for (i, c) in rig.clips.iter().enumerate() {
+                let path = sheet.with_file_name(format!("{stem}_{}.png", c.name));
+                let times = [key_times(i, 14)];
+                let canvas =
+                    crate::ninja::sheet::contact_sheet(rig, &[i], 14, args.tile_height, &times);
+                write_png(&canvas, &path)?;
+                println!("wrote {}", path.display());
+            }
+        }
+    }
+    Ok(())
+}
