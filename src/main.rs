@@ -10,11 +10,20 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Run a cloth scene headless (pinned2, pinned4, sphere, plane, selfcollide, wind,
+    /// two_garments, drop) and write statistics, OBJ/PLY and a PNG of the final frame.
+    Scene(drape::cli::scene::Args),
+    /// Benchmarks (`drape bench cloth`).
+    Bench(drape::cli::bench::Args),
+}
 
 fn main() {
     let cli = Cli::parse();
-    let result: Result<(), drape::cli::CliError> = match cli.command {};
+    let result: Result<(), drape::cli::CliError> = match cli.command {
+        Command::Scene(a) => drape::cli::scene::run(a),
+        Command::Bench(a) => drape::cli::bench::run(a),
+    };
     if let Err(e) = result {
         eprintln!("drape: {e}");
         std::process::exit(1);

@@ -11,3 +11,6 @@ impl CliError {
         Self(msg.into())
     }
 }
+
+pub mod bench;
+pub mod scene;
