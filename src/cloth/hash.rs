@@ -95,6 +95,10 @@ impl SpatialHash {
     /// each visited once. The caller checks the distance.
     #[inline]
     pub fn for_each_candidate(&self, p: Vec3A, radius: f32, mut f: impl FnMut(u32, Vec3A)) {
+        debug_assert!(
+            radius <= 0.5 * self.cell * (1.0 + 1e-6),
+            "query radius above the build radius"
+        );
         let ic = self.inv_cell;
         let lo = [
             cell_coord(p.x - radius, ic),
