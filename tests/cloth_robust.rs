@@ -110,15 +110,16 @@ fn two_runs_are_bit_identical_whatever_the_thread_count() {
 
 #[test]
 fn chunked_and_serial_partitions_agree_closely() {
-    // Different chunk sizes change only the order of floating-point sums.
-    let a = run_scene("drop", 16, 30, Some(64), 2);
-    let b = run_scene("drop", 16, 30, Some(100_000), 2);
+    // Different chunk sizes change only the order of floating-point sums: before the cloth
+    // hits the sphere (contact and folding amplify rounding chaotically) they agree to rounding.
+    let a = run_scene("drop", 16, 14, Some(64), 2);
+    let b = run_scene("drop", 16, 14, Some(100_000), 2);
     let worst =
         a.x.iter()
             .zip(&b.x)
             .map(|(p, q)| p.distance(*q))
             .fold(0.0f32, f32::max);
-    assert!(worst < 1e-3, "{worst}");
+    assert!(worst < 1e-5, "{worst}");
 }
 
 #[test]

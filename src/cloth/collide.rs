@@ -320,6 +320,13 @@ pub fn resolve(
     mu: f32,
     extra_normal: f32,
 ) -> Option<Contact> {
+    if let Shape::Sphere { centre, radius } = *shape {
+        // Most particles are far from most spheres: reject without a square root.
+        let reach = radius + thickness + margin;
+        if (*x - centre).length_squared() >= reach * reach {
+            return None;
+        }
+    }
     let c = shape.closest(*x);
     if c.distance >= thickness + margin {
         return None;

@@ -43,11 +43,28 @@ pub fn springs(
     let chunk = |c: usize, fc: &mut [Vec3A]| {
         fc.fill(Vec3A::ZERO);
         let base = c * cs;
+        // Edges come sorted by `a`: sum a's forces in a register and store once per particle,
+        // instead of a read-modify-write chain through memory on every spring.
+        let mut cur = usize::MAX;
+        let mut acc = Vec3A::ZERO;
+        let (mut xa, mut va) = (Vec3A::ZERO, Vec3A::ZERO);
         for e in set.chunk_edges[c].clone() {
             let (a, b) = (set.a[e] as usize, set.b[e] as usize);
-            let fa = spring_force(x[a], x[b], v[a], v[b], set.rest[e], k[e], kd[e]);
-            fc[a - base] += fa;
+            if a != cur {
+                if cur != usize::MAX {
+                    fc[cur - base] += acc;
+                }
+                cur = a;
+                acc = Vec3A::ZERO;
+                xa = x[a];
+                va = v[a];
+            }
+            let fa = spring_force(xa, x[b], va, v[b], set.rest[e], k[e], kd[e]);
+            acc += fa;
             fc[b - base] -= fa;
+        }
+        if cur != usize::MAX {
+            fc[cur - base] += acc;
         }
     };
     if f.len() <= cs {

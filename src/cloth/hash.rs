@@ -25,6 +25,8 @@ pub struct SpatialHash {
     sorted_x: Vec<Vec3A>,
     /// Scratch: each point's bucket.
     bucket_of: Vec<u32>,
+    /// Inverse of `entries`: the sorted position of each point.
+    pos_of: Vec<u32>,
 }
 
 #[inline]
@@ -62,6 +64,7 @@ impl SpatialHash {
         self.bucket_of.resize(n, 0);
         self.entries.resize(n, 0);
         self.sorted_x.resize(n, Vec3A::ZERO);
+        self.pos_of.resize(n, 0);
         let ic = self.inv_cell;
         for (i, p) in x.iter().enumerate() {
             let b = bucket(
@@ -87,6 +90,7 @@ impl SpatialHash {
             let k = self.start[b] as usize;
             self.entries[k] = i as u32;
             self.sorted_x[k] = x[i];
+            self.pos_of[i] = k as u32;
         }
     }
 
@@ -132,6 +136,31 @@ impl SpatialHash {
                 }
             }
         }
+    }
+
+    /// Number of points of the last build.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Point indices in bucket order (queries made in this order reuse the cache).
+    pub fn sorted_indices(&self) -> &[u32] {
+        &self.entries
+    }
+
+    /// Positions in bucket order.
+    pub fn sorted_positions(&self) -> &[Vec3A] {
+        &self.sorted_x
+    }
+
+    /// Sorted position of point `i`.
+    #[inline]
+    pub fn position_of(&self, i: usize) -> usize {
+        self.pos_of[i] as usize
     }
 
     /// All pairs (i < j) of points of the last build closer than `radius` (tests, statistics).

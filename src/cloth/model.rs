@@ -43,7 +43,8 @@ pub struct Garment {
 /// processing: edge range `chunk_edges[c]` touches only particles of particle chunk `c`, so
 /// the chunks can run in parallel without conflicts; `crossing` holds the edges between chunks
 /// and runs after them, serially. The partition depends on the particle count only (never on
-/// the thread count), so results are bit-identical whatever the number of threads.
+/// the thread count), so results are bit-identical whatever the number of threads. Within a
+/// range, edges are sorted by `a`, and `a < b`.
 #[derive(Clone, Debug, Default)]
 pub struct EdgeSet {
     pub a: Vec<u32>,
@@ -71,6 +72,12 @@ impl EdgeSet {
 
     /// Builds the partitioned set from unordered edges `(a, b, rest, k, kd)`.
     fn partition(mut edges: Vec<(u32, u32, f32, f32, f32)>, chunk_size: usize, n: usize) -> Self {
+        // a < b always, and edges sorted by a: the force pass keeps a's sum in a register.
+        for e in &mut edges {
+            if e.0 > e.1 {
+                std::mem::swap(&mut e.0, &mut e.1);
+            }
+        }
         let chunks = n.div_ceil(chunk_size).max(1);
         let chunk_of = |e: &(u32, u32, f32, f32, f32)| {
             let ca = e.0 as usize / chunk_size;
@@ -82,7 +89,7 @@ impl EdgeSet {
             }
         };
         // Stable sort: by chunk (crossing last), then by first index for locality.
-        edges.sort_by_key(|e| (chunk_of(e), e.0.min(e.1), e.0.max(e.1)));
+        edges.sort_by_key(|e| (chunk_of(e), e.0, e.1));
         let mut set = EdgeSet::default();
         let mut starts = vec![0usize; chunks + 2];
         for e in &edges {

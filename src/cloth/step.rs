@@ -409,31 +409,39 @@ pub fn self_collide(
 ) {
     let cs = model.chunk_size;
     let max_t = model.max_thickness;
+    let max_contact2 = (2.0 * max_t) * (2.0 * max_t);
     ws.hash.build(&state.x, 2.0 * max_t);
-    let (hash, x, xp, inv_mass) = (&ws.hash, &state.x, &state.x_prev, &state.inv_mass);
+    let (hash, xp, inv_mass) = (&ws.hash, &state.x_prev, &state.inv_mass);
+    let (order, sorted_x) = (hash.sorted_indices(), hash.sorted_positions());
     let mu = params.self_friction.clamp(0.0, 1.0);
+    // Queries run in bucket order (neighbouring queries share cells, so the table stays in
+    // cache); corrections are written in that order and gathered back per particle below.
     let run = |c: usize, dx: &mut [Vec3A], scratch: &mut ChunkScratch| {
         let base = c * cs;
         let mut pairs = 0;
         for (k, dxi) in dx.iter_mut().enumerate() {
-            let i = base + k;
+            let i = order[base + k] as usize;
             *dxi = Vec3A::ZERO;
             let wi = inv_mass[i];
             if wi == 0.0 {
                 continue;
             }
-            let (xi, ti, gi) = (x[i], model.thickness[i], model.garment_of[i]);
+            let (xi, ti, gi) = (sorted_x[base + k], model.thickness[i], model.garment_of[i]);
             let di = xi - xp[i];
             let mut sum = Vec3A::ZERO;
             let mut count = 0u32;
             hash.for_each_candidate(xi, ti + max_t, |j, xj| {
+                let d = xi - xj;
+                let d2 = d.length_squared();
+                // Cheap test first (most candidates are far): only then touch j's data.
+                if d2 >= max_contact2 {
+                    return;
+                }
                 let j = j as usize;
                 if j == i {
                     return;
                 }
                 let mut target = ti + model.thickness[j];
-                let d = xi - xj;
-                let d2 = d.length_squared();
                 if d2 >= target * target {
                     return;
                 }
@@ -478,8 +486,9 @@ pub fn self_collide(
             .enumerate()
             .for_each(|(c, (dx, sc))| run(c, dx, sc));
     }
-    for (x, d) in state.x.iter_mut().zip(&ws.dx) {
-        *x += *d;
+    let (hash, dx) = (&ws.hash, &ws.dx);
+    for (i, x) in state.x.iter_mut().enumerate() {
+        *x += dx[hash.position_of(i)];
     }
 }
 
