@@ -57,6 +57,10 @@ pub struct StepStats {
 #[derive(Clone, Debug, Default)]
 struct ChunkScratch {
     candidates: Vec<u32>,
+    /// Self-collision neighbour lists of this chunk's particles: particle `base + k` has the
+    /// neighbours `nbr[nbr_start[k]..nbr_start[k + 1]]`.
+    nbr_start: Vec<u32>,
+    nbr: Vec<u32>,
     contacts: u32,
     self_pairs: u32,
     limited: u32,
@@ -93,6 +97,12 @@ pub struct ClothWorkspace {
     shapes_end: Vec<Shape>,
     bounds: Vec<(Vec3A, Vec3A)>,
     chunks: Vec<ChunkScratch>,
+    /// Positions when the self-collision lists were last built; empty = never built.
+    x_at_list_build: Vec<Vec3A>,
+    /// Neighbour-list radius of the last build, m.
+    list_radius: f32,
+    /// How many times the self-collision lists were rebuilt (statistics).
+    pub list_rebuilds: u64,
 }
 
 impl ClothWorkspace {
@@ -114,6 +124,9 @@ impl ClothWorkspace {
             shapes_end: Vec::new(),
             bounds: Vec::new(),
             chunks: vec![ChunkScratch::default(); model.chunks()],
+            x_at_list_build: Vec::with_capacity(n),
+            list_radius: 0.0,
+            list_rebuilds: 0,
         }
     }
 
@@ -401,6 +414,10 @@ pub fn constrain(model: &ClothModel, state: &mut ClothState, params: &SimParams)
 /// removing `self_friction` of their relative tangential displacement. A pair of the same
 /// garment whose rest distance is below that sum is only pushed back to its rest distance
 /// (Müller, Ten Minute Physics 15), so neighbours are not forced apart.
+///
+/// Candidate pairs come from per-particle neighbour lists built from the spatial hash with a
+/// skin (see [`SimParams::self_skin`]) and rebuilt only when needed, so most substeps do no
+/// hashing at all; the result is the same as querying the hash every substep.
 pub fn self_collide(
     model: &ClothModel,
     state: &mut ClothState,
@@ -409,48 +426,53 @@ pub fn self_collide(
 ) {
     let cs = model.chunk_size;
     let max_t = model.max_thickness;
+    let skin = params.self_skin.clamp(0.1, 4.0) * max_t;
+    if needs_rebuild(
+        &state.x,
+        &ws.x_at_list_build,
+        2.0 * max_t + skin,
+        ws.list_radius,
+        skin,
+    ) {
+        build_lists(model, state, ws, 2.0 * max_t + skin);
+    }
     let max_contact2 = (2.0 * max_t) * (2.0 * max_t);
-    ws.hash.build(&state.x, 2.0 * max_t);
-    let (hash, xp, inv_mass) = (&ws.hash, &state.x_prev, &state.inv_mass);
-    let (order, sorted_x) = (hash.sorted_indices(), hash.sorted_positions());
+    let (x, xp, inv_mass) = (&state.x, &state.x_prev, &state.inv_mass);
     let mu = params.self_friction.clamp(0.0, 1.0);
-    // Queries run in bucket order (neighbouring queries share cells, so the table stays in
-    // cache); corrections are written in that order and gathered back per particle below.
     let run = |c: usize, dx: &mut [Vec3A], scratch: &mut ChunkScratch| {
         let base = c * cs;
         let mut pairs = 0;
         for (k, dxi) in dx.iter_mut().enumerate() {
-            let i = order[base + k] as usize;
+            let i = base + k;
             *dxi = Vec3A::ZERO;
             let wi = inv_mass[i];
             if wi == 0.0 {
                 continue;
             }
-            let (xi, ti, gi) = (sorted_x[base + k], model.thickness[i], model.garment_of[i]);
+            let (xi, ti, gi) = (x[i], model.thickness[i], model.garment_of[i]);
             let di = xi - xp[i];
             let mut sum = Vec3A::ZERO;
             let mut count = 0u32;
-            hash.for_each_candidate(xi, ti + max_t, |j, xj| {
+            let list =
+                &scratch.nbr[scratch.nbr_start[k] as usize..scratch.nbr_start[k + 1] as usize];
+            for &j in list {
+                let j = j as usize;
+                let xj = x[j];
                 let d = xi - xj;
                 let d2 = d.length_squared();
-                // Cheap test first (most candidates are far): only then touch j's data.
                 if d2 >= max_contact2 {
-                    return;
-                }
-                let j = j as usize;
-                if j == i {
-                    return;
+                    continue;
                 }
                 let mut target = ti + model.thickness[j];
                 if d2 >= target * target {
-                    return;
+                    continue;
                 }
                 if model.garment_of[j] == gi {
                     let rest = model.rest[i].distance(model.rest[j]);
                     if rest < target {
                         target = rest;
                         if d2 >= target * target {
-                            return;
+                            continue;
                         }
                     }
                 }
@@ -469,7 +491,7 @@ pub fn self_collide(
                 let rel_t = rel - n * rel.dot(n);
                 sum += n * ((target - dist) * share) - rel_t * (mu * share);
                 count += 1;
-            });
+            }
             if count > 0 {
                 *dxi = sum / count as f32;
                 pairs += count;
@@ -486,9 +508,76 @@ pub fn self_collide(
             .enumerate()
             .for_each(|(c, (dx, sc))| run(c, dx, sc));
     }
-    let (hash, dx) = (&ws.hash, &ws.dx);
-    for (i, x) in state.x.iter_mut().enumerate() {
-        *x += dx[hash.position_of(i)];
+    for (x, d) in state.x.iter_mut().zip(&ws.dx) {
+        *x += *d;
+    }
+}
+
+/// True when the neighbour lists may have missed a pair: never built, built for another
+/// radius, or some particle moved more than skin/2 relative to the mean motion since the build
+/// (a pair's distance changes by at most twice that, which the skin covers). A rigid translation
+/// of the whole cloth (free fall) therefore triggers no rebuild.
+fn needs_rebuild(
+    x: &[Vec3A],
+    at_build: &[Vec3A],
+    radius: f32,
+    built_radius: f32,
+    skin: f32,
+) -> bool {
+    if at_build.len() != x.len() || radius != built_radius {
+        return true;
+    }
+    let n = x.len().max(1) as f32;
+    let mean = x
+        .iter()
+        .zip(at_build)
+        .fold(Vec3A::ZERO, |s, (a, b)| s + (*a - *b))
+        / n;
+    let limit = 0.5 * skin;
+    let limit2 = limit * limit;
+    !x.iter()
+        .zip(at_build)
+        .all(|(a, b)| (*a - *b - mean).length_squared() <= limit2)
+}
+
+/// Rebuilds the per-chunk neighbour lists: every pair closer than `radius`, from the hash.
+fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, radius: f32) {
+    let cs = model.chunk_size;
+    ws.hash.build(&state.x, radius);
+    ws.list_radius = radius;
+    ws.list_rebuilds += 1;
+    ws.x_at_list_build.clear();
+    ws.x_at_list_build.extend_from_slice(&state.x);
+    let (hash, x) = (&ws.hash, &state.x);
+    let r2 = radius * radius;
+    let run = |c: usize, scratch: &mut ChunkScratch| {
+        let base = c * cs;
+        let end = (base + cs).min(x.len());
+        scratch.nbr.clear();
+        scratch.nbr_start.clear();
+        scratch.nbr_start.push(0);
+        for i in base..end {
+            let xi = x[i];
+            let mut found = 0usize;
+            let first = scratch.nbr.len();
+            hash.for_each_candidate(xi, radius, |j, xj| {
+                if j as usize != i && xi.distance_squared(xj) < r2 {
+                    scratch.nbr.push(j);
+                    found += 1;
+                }
+            });
+            // Ascending neighbour order: the Jacobi sums are independent of the hash layout.
+            scratch.nbr[first..].sort_unstable();
+            scratch.nbr_start.push((first + found) as u32);
+        }
+    };
+    if model.chunks() == 1 {
+        run(0, &mut ws.chunks[0]);
+    } else {
+        ws.chunks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, sc)| run(c, sc));
     }
 }
 
