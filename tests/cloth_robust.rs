@@ -226,3 +226,30 @@ fn bad_scene_input_is_an_error_not_a_panic() {
     )
     .is_err());
 }
+
+#[test]
+fn neighbour_lists_never_miss_a_contact() {
+    // The lists only decide which pairs are examined; the contacts (pairs within the contact
+    // distance) and their order are the same whatever the skin. A list that missed a pair would
+    // change the result, so a thin skin (rebuilt almost every substep) and a thick one (rarely
+    // rebuilt) must agree bit for bit.
+    let run = |skin: f32| {
+        let opts = SceneOptions {
+            n: 14,
+            frames: Some(70),
+            ..SceneOptions::default()
+        };
+        let mut sc = build_scene("selfcollide", &opts).unwrap();
+        sc.params.self_skin = skin;
+        let pairs: u32 = sc.run(|_| {}).iter().map(|r| r.step.self_pairs).sum();
+        (sc.state, sc.workspace.list_rebuilds, pairs)
+    };
+    let (thin, thin_rebuilds, pairs) = run(0.1);
+    let (thick, thick_rebuilds, _) = run(4.0);
+    assert!(pairs > 0, "the scene must produce self-contacts");
+    assert!(
+        thin_rebuilds > 2 * thick_rebuilds,
+        "{thin_rebuilds} vs {thick_rebuilds}"
+    );
+    assert_eq!(thin, thick);
+}

@@ -115,7 +115,12 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
                     .filter(|(_, s)| *s > 0.0)
                     .map(|(name, s)| format!("{name} {:.0}%", 100.0 * s / total.max(1e-12)))
                     .collect();
-                println!("      stages: {}", parts.join(", "));
+                println!(
+                    "      stages: {}; self-collision list rebuilds {} of {} substeps",
+                    parts.join(", "),
+                    scene.workspace.list_rebuilds,
+                    args.frames as u64 * substeps as u64
+                );
             }
         }
     }

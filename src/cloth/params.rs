@@ -168,7 +168,7 @@ pub struct SimParams {
     /// rebuilt (from the spatial hash) only when some particle has moved, relative to the
     /// cloth's mean motion, by more than half the skin since the last build (the Verlet-list
     /// rule of molecular dynamics), so no contact can be missed. Larger: longer lists, fewer
-    /// rebuilds. Range 0.1 … 4. Default 1.
+    /// rebuilds. Range 0.1 … 4. Default 2.
     pub self_skin: f32,
     /// Wind field. Default: none.
     pub wind: Wind,

@@ -130,6 +130,20 @@ impl ClothWorkspace {
         }
     }
 
+    /// The self-collision neighbour list of particle `i`: every particle that was within the
+    /// contact distance plus the skin at the last list build (a superset of the particles now
+    /// in contact; empty before the first self-collision substep). The wet stage's
+    /// self-adhesion queries the same lists.
+    pub fn self_neighbours(&self, model: &ClothModel, i: usize) -> &[u32] {
+        let (c, k) = (i / model.chunk_size, i % model.chunk_size);
+        match self.chunks.get(c) {
+            Some(sc) if k + 1 < sc.nbr_start.len() => {
+                &sc.nbr[sc.nbr_start[k] as usize..sc.nbr_start[k + 1] as usize]
+            }
+            _ => &[],
+        }
+    }
+
     /// Computes the springs in effect for the substep length of `params` (once per change of
     /// Δt): a garment whose stiffest mode would violate Δt² ω² + 2 Δt γ < 4 (see
     /// [`forces::stiffness_spectrum`]) has its k and k_d scaled down to
