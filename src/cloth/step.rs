@@ -369,8 +369,10 @@ pub fn integrate(
                 Integrator::SymplecticEuler => (v[k] + a * dt) * dt,
             };
             let l2 = step.length_squared();
-            if !(l2 <= max_step * max_step) {
-                // Also catches NaN: a non-finite step becomes no step.
+            // Written negated on purpose: it also catches NaN (a non-finite step becomes no step).
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            let too_far = !(l2 <= max_step * max_step);
+            if too_far {
                 step = if l2.is_finite() {
                     step * (max_step / l2.sqrt())
                 } else {
@@ -570,8 +572,7 @@ fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, 
         scratch.nbr.clear();
         scratch.nbr_start.clear();
         scratch.nbr_start.push(0);
-        for i in base..end {
-            let xi = x[i];
+        for (i, &xi) in x.iter().enumerate().take(end).skip(base) {
             let mut found = 0usize;
             let first = scratch.nbr.len();
             hash.for_each_candidate(xi, radius, |j, xj| {
