@@ -19,6 +19,11 @@ enum Command {
     Info(drape::cli::info::Args),
     /// Generate the built-in ninja (rigs/ninja.glb) and its contact sheets.
     Rig(drape::cli::rig::Args),
+    /// Run a cloth scene headless (pinned2, pinned4, sphere, plane, selfcollide, wind,
+    /// two_garments, drop) and write statistics, OBJ/PLY and a PNG of the final frame.
+    Scene(drape::cli::scene::Args),
+    /// Benchmarks (`drape bench cloth`).
+    Bench(drape::cli::bench::Args),
 }
 
 fn main() {
@@ -26,6 +31,8 @@ fn main() {
     let result: Result<(), drape::cli::CliError> = match cli.command {
         Command::Info(args) => drape::cli::info::run(args),
         Command::Rig(a) => drape::cli::rig::run(a),
+        Command::Scene(a) => drape::cli::scene::run(a),
+        Command::Bench(a) => drape::cli::bench::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

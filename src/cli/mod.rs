@@ -15,3 +15,5 @@ impl CliError {
 }
 
 pub mod rig;
+pub mod bench;
+pub mod scene;

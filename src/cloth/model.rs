@@ -1,0 +1,279 @@
+//! The static part of a cloth world: rest shape, dry masses, springs, pins and the per-garment
+//! ranges. Built once (allocation happens here), read by every substep.
+//!
+//! Several garments live in one model, their particles concatenated, so that self-collision and
+//! garment–garment collision are one code path (PHYSICS.md §3): a cape particle and a skirt
+//! particle meet in the same spatial hash exactly like two particles of one cloth.
+
+use std::ops::Range;
+
+use crate::math::{Vec3, Vec3A};
+
+use super::params::GarmentParams;
+
+/// The kind of a spring (PHYSICS.md §1). Structural and shear springs are subject to Provot's
+/// deformation limit; bending springs are not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpringKind {
+    Structural,
+    Shear,
+    Bend,
+}
+
+/// One garment as built (by [`super::build`]), before it joins a world.
+#[derive(Clone, Debug)]
+pub struct Garment {
+    pub name: String,
+    /// Rest positions, m (also the initial positions).
+    pub rest: Vec<Vec3>,
+    /// Triangles (counter-clockwise seen from the front), indices into `rest`.
+    pub triangles: Vec<[u32; 3]>,
+    /// Springs as index pairs with their kind; rest lengths come from `rest`.
+    pub springs: Vec<(u32, u32, SpringKind)>,
+    /// Dry mass of each particle, kg.
+    pub mass: Vec<f32>,
+    /// Indices of pinned particles (they follow targets, see [`super::ClothState::pin_target`]).
+    pub pinned: Vec<u32>,
+    pub params: GarmentParams,
+    /// For a grid garment: (columns, rows) with particle index `row * columns + column`.
+    pub grid: Option<(u32, u32)>,
+}
+
+/// A set of edges (springs or distance limits) as structs of arrays, partitioned for parallel
+/// processing: edge range `chunk_edges[c]` touches only particles of particle chunk `c`, so
+/// the chunks can run in parallel without conflicts; `crossing` holds the edges between chunks
+/// and runs after them, serially. The partition depends on the particle count only (never on
+/// the thread count), so results are bit-identical whatever the number of threads. Within a
+/// range, edges are sorted by `a`, and `a < b`.
+#[derive(Clone, Debug, Default)]
+pub struct EdgeSet {
+    pub a: Vec<u32>,
+    pub b: Vec<u32>,
+    /// Rest length, m.
+    pub rest: Vec<f32>,
+    /// Stiffness, N/m (as authored; the step may clamp it, see `ClothWorkspace`).
+    pub k: Vec<f32>,
+    /// Dashpot coefficient along the spring, N·s/m.
+    pub kd: Vec<f32>,
+    /// Edge ranges per particle chunk.
+    pub chunk_edges: Vec<Range<usize>>,
+    /// Edges spanning two chunks.
+    pub crossing: Range<usize>,
+}
+
+impl EdgeSet {
+    pub fn len(&self) -> usize {
+        self.a.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.a.is_empty()
+    }
+
+    /// Builds the partitioned set from unordered edges `(a, b, rest, k, kd)`.
+    fn partition(mut edges: Vec<(u32, u32, f32, f32, f32)>, chunk_size: usize, n: usize) -> Self {
+        // a < b always, and edges sorted by a: the force pass keeps a's sum in a register.
+        for e in &mut edges {
+            if e.0 > e.1 {
+                std::mem::swap(&mut e.0, &mut e.1);
+            }
+        }
+        let chunks = n.div_ceil(chunk_size).max(1);
+        let chunk_of = |e: &(u32, u32, f32, f32, f32)| {
+            let ca = e.0 as usize / chunk_size;
+            let cb = e.1 as usize / chunk_size;
+            if ca == cb {
+                ca
+            } else {
+                chunks
+            }
+        };
+        // Stable sort: by chunk (crossing last), then by first index for locality.
+        edges.sort_by_key(|e| (chunk_of(e), e.0, e.1));
+        let mut set = EdgeSet::default();
+        let mut starts = vec![0usize; chunks + 2];
+        for e in &edges {
+            starts[chunk_of(e) + 1] += 1;
+        }
+        for c in 0..=chunks {
+            starts[c + 1] += starts[c];
+        }
+        set.chunk_edges = (0..chunks).map(|c| starts[c]..starts[c + 1]).collect();
+        set.crossing = starts[chunks]..starts[chunks + 1];
+        for (a, b, rest, k, kd) in edges {
+            set.a.push(a);
+            set.b.push(b);
+            set.rest.push(rest);
+            set.k.push(k);
+            set.kd.push(kd);
+        }
+        set
+    }
+}
+
+/// Where one garment's particles and triangles sit in the concatenated world.
+#[derive(Clone, Debug)]
+pub struct GarmentInfo {
+    pub name: String,
+    pub particles: Range<usize>,
+    pub triangles: Range<usize>,
+    pub params: GarmentParams,
+    pub grid: Option<(u32, u32)>,
+    /// Largest eigenvalue of M⁻¹K over this garment's springs at rest, 1/s² (ω²_max).
+    pub omega2_max: f32,
+    /// Largest eigenvalue of M⁻¹C (dashpots), 1/s (γ_max).
+    pub gamma_max: f32,
+}
+
+/// The static cloth world. Arrays are indexed by particle (`rest`, `mass_dry`, …), by spring
+/// (`springs`), by limit edge (`limits`) or by triangle.
+#[derive(Clone, Debug)]
+pub struct ClothModel {
+    /// Rest positions, m.
+    pub rest: Vec<Vec3A>,
+    /// Dry mass, kg (the state's current mass is `mass_dry (1 + wet)`).
+    pub mass_dry: Vec<f32>,
+    /// Index into `pins` of a pinned particle, `u32::MAX` for a free one.
+    pub pin_slot: Vec<u32>,
+    /// Pinned particle indices, in pin-slot order.
+    pub pins: Vec<u32>,
+    /// Garment index of each particle.
+    pub garment_of: Vec<u32>,
+    /// Collision thickness of each particle, m.
+    pub thickness: Vec<f32>,
+    /// Friction coefficient μ of each particle against colliders.
+    pub friction: Vec<f32>,
+    /// All triangles, indices into the particle arrays.
+    pub triangles: Vec<[u32; 3]>,
+    /// Rest area of each triangle, m².
+    pub triangle_area: Vec<f32>,
+    /// All springs (structural, shear, bending) for the force pass.
+    pub springs: EdgeSet,
+    /// Structural and shear springs, for Provot's deformation limit.
+    pub limits: EdgeSet,
+    /// Particles per chunk of parallel work (the last chunk may be shorter).
+    pub chunk_size: usize,
+    pub garments: Vec<GarmentInfo>,
+    /// Largest particle thickness, m.
+    pub max_thickness: f32,
+}
+
+/// Particles per chunk of parallel work. A constant (not derived from the thread count) so
+/// that the partition, and with it every floating-point sum, is the same on any machine.
+/// Large enough that a chunk's work (~20–60 µs) dwarfs rayon's scheduling cost.
+pub const CHUNK_SIZE: usize = 1024;
+
+impl ClothModel {
+    /// Concatenates garments into one world.
+    pub fn new(garments: Vec<Garment>) -> Self {
+        Self::with_chunk_size(garments, CHUNK_SIZE)
+    }
+
+    /// As [`ClothModel::new`] with an explicit chunk size (tests use small chunks to exercise the
+    /// parallel partition on small cloths).
+    pub fn with_chunk_size(garments: Vec<Garment>, chunk_size: usize) -> Self {
+        let chunk_size = chunk_size.max(1);
+        let n: usize = garments.iter().map(|g| g.rest.len()).sum();
+        let mut m = ClothModel {
+            rest: Vec::with_capacity(n),
+            mass_dry: Vec::with_capacity(n),
+            pin_slot: Vec::with_capacity(n),
+            pins: Vec::new(),
+            garment_of: Vec::with_capacity(n),
+            thickness: Vec::with_capacity(n),
+            friction: Vec::with_capacity(n),
+            triangles: Vec::new(),
+            triangle_area: Vec::new(),
+            springs: EdgeSet::default(),
+            limits: EdgeSet::default(),
+            chunk_size,
+            garments: Vec::new(),
+            max_thickness: 0.0,
+        };
+        let mut springs = Vec::new();
+        let mut limits = Vec::new();
+        for (gi, g) in garments.into_iter().enumerate() {
+            let base = m.rest.len() as u32;
+            let tri_base = m.triangles.len();
+            let p = &g.params;
+            m.rest.extend(g.rest.iter().map(|&x| Vec3A::from(x)));
+            m.mass_dry.extend_from_slice(&g.mass);
+            m.garment_of
+                .extend(std::iter::repeat_n(gi as u32, g.rest.len()));
+            m.thickness
+                .extend(std::iter::repeat_n(p.thickness, g.rest.len()));
+            m.friction
+                .extend(std::iter::repeat_n(p.friction, g.rest.len()));
+            m.pin_slot
+                .extend(std::iter::repeat_n(u32::MAX, g.rest.len()));
+            for &i in &g.pinned {
+                let i = (base + i) as usize;
+                if m.pin_slot[i] == u32::MAX {
+                    m.pin_slot[i] = m.pins.len() as u32;
+                    m.pins.push(i as u32);
+                }
+            }
+            for t in &g.triangles {
+                let [a, b, c] = t.map(|i| g.rest[i as usize]);
+                m.triangle_area.push(0.5 * (b - a).cross(c - a).length());
+                m.triangles.push(t.map(|i| i + base));
+            }
+            m.max_thickness = m.max_thickness.max(p.thickness);
+            for &(a, b, kind) in &g.springs {
+                let rest = g.rest[a as usize].distance(g.rest[b as usize]);
+                let k = match kind {
+                    SpringKind::Structural => p.k_structural,
+                    SpringKind::Shear => p.k_shear,
+                    SpringKind::Bend => p.k_bend,
+                };
+                let mean_mass = 0.5 * (g.mass[a as usize] + g.mass[b as usize]);
+                let kd = 2.0 * p.damping_ratio * (k * mean_mass).max(0.0).sqrt();
+                springs.push((a + base, b + base, rest, k, kd));
+                if kind != SpringKind::Bend {
+                    limits.push((a + base, b + base, rest, 0.0, 0.0));
+                }
+            }
+            m.garments.push(GarmentInfo {
+                name: g.name,
+                particles: base as usize..m.rest.len(),
+                triangles: tri_base..m.triangles.len(),
+                params: g.params,
+                grid: g.grid,
+                omega2_max: 0.0,
+                gamma_max: 0.0,
+            });
+        }
+        m.springs = EdgeSet::partition(springs, chunk_size, n);
+        m.limits = EdgeSet::partition(limits, chunk_size, n);
+        for g in 0..m.garments.len() {
+            let (w2, gamma) =
+                super::forces::stiffness_spectrum(&m, m.garments[g].particles.clone());
+            m.garments[g].omega2_max = w2;
+            m.garments[g].gamma_max = gamma;
+        }
+        m
+    }
+
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.rest.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rest.is_empty()
+    }
+
+    /// Number of parallel chunks.
+    pub fn chunks(&self) -> usize {
+        self.len().div_ceil(self.chunk_size).max(1)
+    }
+
+    pub fn is_pinned(&self, i: usize) -> bool {
+        self.pin_slot[i] != u32::MAX
+    }
+
+    /// Total dry mass, kg.
+    pub fn total_mass(&self) -> f32 {
+        self.mass_dry.iter().sum()
+    }
+}

@@ -1,0 +1,702 @@
+//! The substep loop. One frame = `substeps` fixed substeps; each substep runs the stages below
+//! in this order, one named function each (ARCHITECTURE.md, style 3):
+//!
+//! ```text
+//! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
+//! ```
+//!
+//! `forces` accumulates springs and wind (gravity is added by `integrate`); `adhere` is the wet
+//! stage's place (adhesion forces and the extra normal load friction sees); `pins` places pinned
+//! particles on their interpolated targets; `constrain` is Provot's limit; `self_collide` pushes
+//! apart particles of one or several garments; `collide` runs last so that no particle ends a
+//! substep inside a collider, applies friction, and derives the velocity.
+//!
+//! Building the workspace allocates; stepping does not.
+
+use rayon::prelude::*;
+
+use crate::math::Vec3A;
+
+use super::collide::{self, broad_phase, Collider, Shape};
+use super::constraints;
+use super::forces;
+use super::hash::SpatialHash;
+use super::model::ClothModel;
+use super::params::{Integrator, SimParams};
+use super::state::ClothState;
+
+/// How much of its authored stiffness each garment keeps at the current substep length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StabilityReport {
+    /// Per garment: the factor (≤ 1) applied to its springs' k and k_d. 1 means as authored;
+    /// below 1 the time step could not carry the stiffness and it was clamped (the Provot limit
+    /// still bounds the stretch, so the cloth stays nearly inextensible).
+    pub garment_scale: Vec<f32>,
+    /// Substep length the scales were computed for, s.
+    pub dt: f32,
+}
+
+impl StabilityReport {
+    /// True if any garment's springs were softened.
+    pub fn clamped(&self) -> bool {
+        self.garment_scale.iter().any(|&s| s < 1.0)
+    }
+}
+
+/// Counters from the last substep of a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepStats {
+    /// Particles in contact with (or within the contact margin of) a collider.
+    pub contacts: u32,
+    /// Particle pairs pushed apart by self/garment–garment collision (counted from both sides).
+    pub self_pairs: u32,
+    /// Particles whose substep displacement hit the speed limit (should be 0).
+    pub speed_limited: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+struct ChunkScratch {
+    candidates: Vec<u32>,
+    /// Self-collision neighbour lists of this chunk's particles: particle `base + k` has the
+    /// neighbours `nbr[nbr_start[k]..nbr_start[k + 1]]`.
+    nbr_start: Vec<u32>,
+    nbr: Vec<u32>,
+    contacts: u32,
+    self_pairs: u32,
+    limited: u32,
+}
+
+/// Scratch space of the step: everything that is neither model nor state. Also exposes the
+/// per-particle contact records of the last collision pass (gap h and collider normal), which
+/// the wet stage reads.
+#[derive(Clone, Debug)]
+pub struct ClothWorkspace {
+    /// Force accumulator, N.
+    pub f: Vec<Vec3A>,
+    /// Spring stiffness and dashpot in effect (authored × stability scale).
+    k_eff: Vec<f32>,
+    kd_eff: Vec<f32>,
+    /// (dt, safety) the effective springs were computed for.
+    prepared_for: Option<(u32, u32)>,
+    pub stability: StabilityReport,
+    pub hash: SpatialHash,
+    /// Self-collision corrections, m.
+    dx: Vec<Vec3A>,
+    /// Gap h, m, between each particle and its nearest collider within thickness + margin after
+    /// the last collision pass; `f32::INFINITY` if none.
+    pub contact_gap: Vec<f32>,
+    /// That collider's outward normal (zero if none).
+    pub contact_normal: Vec<Vec3A>,
+    /// That collider's index (`u32::MAX` if none).
+    pub contact_collider: Vec<u32>,
+    /// Extra normal load per particle, expressed as a normal displacement per substep (m),
+    /// added to the penetration depth in the friction law. Zero for dry cloth; the wet stage
+    /// writes `F_adh Δt² / m` here so wet cloth resists sliding more (PHYSICS.md §5.6).
+    pub extra_normal: Vec<f32>,
+    shapes_start: Vec<Shape>,
+    shapes_end: Vec<Shape>,
+    bounds: Vec<(Vec3A, Vec3A)>,
+    chunks: Vec<ChunkScratch>,
+    /// Positions when the self-collision lists were last built; empty = never built.
+    x_at_list_build: Vec<Vec3A>,
+    /// Neighbour-list radius of the last build, m.
+    list_radius: f32,
+    /// How many times the self-collision lists were rebuilt (statistics).
+    pub list_rebuilds: u64,
+}
+
+impl ClothWorkspace {
+    pub fn new(model: &ClothModel) -> Self {
+        let n = model.len();
+        Self {
+            f: vec![Vec3A::ZERO; n],
+            k_eff: model.springs.k.clone(),
+            kd_eff: model.springs.kd.clone(),
+            prepared_for: None,
+            stability: StabilityReport::default(),
+            hash: SpatialHash::new(),
+            dx: vec![Vec3A::ZERO; n],
+            contact_gap: vec![f32::INFINITY; n],
+            contact_normal: vec![Vec3A::ZERO; n],
+            contact_collider: vec![u32::MAX; n],
+            extra_normal: vec![0.0; n],
+            shapes_start: Vec::new(),
+            shapes_end: Vec::new(),
+            bounds: Vec::new(),
+            chunks: vec![ChunkScratch::default(); model.chunks()],
+            x_at_list_build: Vec::with_capacity(n),
+            list_radius: 0.0,
+            list_rebuilds: 0,
+        }
+    }
+
+    /// The self-collision neighbour list of particle `i`: every particle that was within the
+    /// contact distance plus the skin at the last list build (a superset of the particles now
+    /// in contact; empty before the first self-collision substep). The wet stage's
+    /// self-adhesion queries the same lists.
+    pub fn self_neighbours(&self, model: &ClothModel, i: usize) -> &[u32] {
+        let (c, k) = (i / model.chunk_size, i % model.chunk_size);
+        match self.chunks.get(c) {
+            Some(sc) if k + 1 < sc.nbr_start.len() => {
+                &sc.nbr[sc.nbr_start[k] as usize..sc.nbr_start[k + 1] as usize]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Computes the springs in effect for the substep length of `params` (once per change of
+    /// Δt): a garment whose stiffest mode would violate Δt² ω² + 2 Δt γ < 4 (see
+    /// [`forces::stiffness_spectrum`]) has its k and k_d scaled down to
+    /// `stability_safety` × the bound.
+    pub fn prepare(&mut self, model: &ClothModel, params: &SimParams) {
+        let dt = params.dt();
+        let key = (dt.to_bits(), params.stability_safety.to_bits());
+        if self.prepared_for == Some(key) {
+            return;
+        }
+        self.prepared_for = Some(key);
+        let safety = params.stability_safety.clamp(0.05, 1.0);
+        self.stability.dt = dt;
+        self.stability.garment_scale.clear();
+        for g in &model.garments {
+            let load = dt * dt * g.omega2_max + 2.0 * dt * g.gamma_max;
+            let scale = if load > 4.0 * safety {
+                4.0 * safety / load
+            } else {
+                1.0
+            };
+            self.stability.garment_scale.push(scale);
+        }
+        let set = &model.springs;
+        for e in 0..set.len() {
+            let s = self.stability.garment_scale[model.garment_of[set.a[e] as usize] as usize];
+            self.k_eff[e] = set.k[e] * s;
+            self.kd_eff[e] = set.kd[e] * s;
+        }
+    }
+}
+
+/// Steps one frame (`params.frame_dt`, in `params.substeps` substeps). Colliders move from
+/// `prev` to `cur` over the frame and pins from `pin_prev` to `pin_target`; afterwards the pins
+/// hold their targets until new ones are set.
+pub fn step_frame(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    colliders: &[Collider],
+    params: &SimParams,
+) -> StepStats {
+    step_frame_timed(model, state, ws, colliders, params, None)
+}
+
+/// [`step_frame`], optionally timing each stage into `times`.
+pub fn step_frame_timed(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    colliders: &[Collider],
+    params: &SimParams,
+    mut times: Option<&mut StageTimes>,
+) -> StepStats {
+    ws.prepare(model, params);
+    // Run the frame inside the pool so each parallel stage is a cheap fork–join rather than a
+    // hand-off from an outside thread.
+    let stats = rayon::scope(|_| {
+        for s in 0..params.substeps.max(1) {
+            substep_timed(model, state, ws, colliders, params, s, times.as_deref_mut());
+        }
+        let mut st = StepStats::default();
+        for c in &ws.chunks {
+            st.contacts += c.contacts;
+            st.self_pairs += c.self_pairs;
+            st.speed_limited += c.limited;
+        }
+        st
+    });
+    state.time += params.frame_dt as f64;
+    state.frame += 1;
+    state.hold_pins();
+    stats
+}
+
+/// Substep `s` (0-based) of the current frame. Call [`ClothWorkspace::prepare`] first (as
+/// [`step_frame`] does).
+pub fn substep(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    colliders: &[Collider],
+    params: &SimParams,
+    s: u32,
+) {
+    substep_timed(model, state, ws, colliders, params, s, None);
+}
+
+/// Wall time spent in each stage, s, accumulated by [`substep_timed`] (for profiling).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    /// Indexed like [`StageTimes::NAMES`].
+    pub secs: [f64; 7],
+}
+
+impl StageTimes {
+    pub const NAMES: [&'static str; 7] = [
+        "forces",
+        "adhere",
+        "integrate",
+        "pins",
+        "constrain",
+        "self_collide",
+        "collide",
+    ];
+}
+
+/// [`substep`], optionally timing each stage into `times`.
+#[allow(clippy::too_many_arguments)]
+pub fn substep_timed(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    colliders: &[Collider],
+    params: &SimParams,
+    s: u32,
+    mut times: Option<&mut StageTimes>,
+) {
+    let n_sub = params.substeps.max(1);
+    let dt = params.dt();
+    let (t0, t1) = (s as f32 / n_sub as f32, (s + 1) as f32 / n_sub as f32);
+    let time = state.time as f32 + s as f32 * dt;
+    let mut clock = times.as_ref().map(|_| std::time::Instant::now());
+    let mut lap = |k: usize| {
+        if let (Some(t), Some(c)) = (times.as_deref_mut(), clock.as_mut()) {
+            let now = std::time::Instant::now();
+            t.secs[k] += (now - *c).as_secs_f64();
+            *c = now;
+        }
+    };
+    interpolate_colliders(colliders, t0, t1, ws);
+    forces(model, state, ws, params, time);
+    lap(0);
+    adhere(model, state, ws, params);
+    lap(1);
+    integrate(model, state, ws, params, dt);
+    lap(2);
+    pins(model, state, t0, t1);
+    lap(3);
+    constrain(model, state, params);
+    lap(4);
+    if params.self_collision {
+        self_collide(model, state, ws, params);
+    }
+    lap(5);
+    collide(model, state, ws, params, dt);
+    lap(6);
+}
+
+/// Each collider's shape at the start and end of the substep, and its bounds at the end.
+fn interpolate_colliders(colliders: &[Collider], t0: f32, t1: f32, ws: &mut ClothWorkspace) {
+    ws.shapes_start.clear();
+    ws.shapes_end.clear();
+    ws.bounds.clear();
+    for c in colliders {
+        ws.shapes_start.push(Shape::lerp(&c.prev, &c.cur, t0));
+        let end = Shape::lerp(&c.prev, &c.cur, t1);
+        ws.bounds.push(end.aabb());
+        ws.shapes_end.push(end);
+    }
+}
+
+/// Stage `forces`: springs (with projected damping) and wind into `ws.f`.
+pub fn forces(
+    model: &ClothModel,
+    state: &ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    time: f32,
+) {
+    forces::springs(model, &state.x, &state.v, &ws.k_eff, &ws.kd_eff, &mut ws.f);
+    forces::wind(model, &state.x, &state.v, &params.wind, time, &mut ws.f);
+}
+
+/// Stage `adhere`: the hook where wet cloth adds its adhesion (Park & Byun 2019 Eq. 5,
+/// PHYSICS.md §5): per-vertex forces toward colliders from `ws.contact_gap`/`contact_normal`
+/// of the previous collision pass, forces between nearby non-neighbour particles from the same
+/// spatial hash as self-collision, and the extra normal load in `ws.extra_normal` that friction
+/// sees. Dry cloth has no liquid bridges, so for it this stage correctly adds nothing; the wet
+/// model (src/cloth/wet.rs, a later issue) fills it in. This is a hook, not a stub.
+pub fn adhere(
+    _model: &ClothModel,
+    _state: &ClothState,
+    _ws: &mut ClothWorkspace,
+    _params: &SimParams,
+) {
+}
+
+/// Stage `integrate`: gravity plus `f / m`, Verlet or symplectic Euler, with the speed limit.
+/// Pinned particles are skipped (stage `pins` places them).
+pub fn integrate(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    dt: f32,
+) {
+    let cs = model.chunk_size;
+    let g = Vec3A::from(params.gravity);
+    let dt2 = dt * dt;
+    let keep = 1.0 - params.verlet_damping.clamp(0.0, 1.0);
+    let max_step = params.max_speed * dt;
+    let integrator = params.integrator;
+    let (f, inv_mass) = (&ws.f, &state.inv_mass);
+    let run = |c: usize,
+               x: &mut [Vec3A],
+               xp: &mut [Vec3A],
+               v: &mut [Vec3A],
+               scratch: &mut ChunkScratch| {
+        let base = c * cs;
+        let mut limited = 0;
+        for k in 0..x.len() {
+            let i = base + k;
+            let w = inv_mass[i];
+            if w == 0.0 {
+                continue;
+            }
+            let a = g + f[i] * w;
+            let mut step = match integrator {
+                // x_new = x + (1 − d)(x − x_prev) + a Δt²
+                Integrator::Verlet => (x[k] - xp[k]) * keep + a * dt2,
+                // v ← v + Δt a; x ← x + Δt v
+                Integrator::SymplecticEuler => (v[k] + a * dt) * dt,
+            };
+            let l2 = step.length_squared();
+            // Written negated on purpose: it also catches NaN (a non-finite step becomes no step).
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            let too_far = !(l2 <= max_step * max_step);
+            if too_far {
+                step = if l2.is_finite() {
+                    step * (max_step / l2.sqrt())
+                } else {
+                    Vec3A::ZERO
+                };
+                limited += 1;
+            }
+            xp[k] = x[k];
+            x[k] += step;
+        }
+        scratch.limited = limited;
+    };
+    if model.chunks() == 1 {
+        run(
+            0,
+            &mut state.x,
+            &mut state.x_prev,
+            &mut state.v,
+            &mut ws.chunks[0],
+        );
+    } else {
+        state
+            .x
+            .par_chunks_mut(cs)
+            .zip(state.x_prev.par_chunks_mut(cs))
+            .zip(state.v.par_chunks_mut(cs))
+            .zip(ws.chunks.par_iter_mut())
+            .enumerate()
+            .for_each(|(c, (((x, xp), v), sc))| run(c, x, xp, v, sc));
+    }
+}
+
+/// Stage `pins`: pinned particles go to their targets interpolated at the end of the substep
+/// (and start from them at its beginning), so they never lag their attachment.
+pub fn pins(model: &ClothModel, state: &mut ClothState, t0: f32, t1: f32) {
+    for (k, &i) in model.pins.iter().enumerate() {
+        let (a, b) = (state.pin_prev[k], state.pin_target[k]);
+        state.x_prev[i as usize] = a.lerp(b, t0);
+        state.x[i as usize] = a.lerp(b, t1);
+    }
+}
+
+/// Stage `constrain`: Provot's deformation limit, `provot_iterations` passes.
+pub fn constrain(model: &ClothModel, state: &mut ClothState, params: &SimParams) {
+    if let Some(tau) = params.provot_limit {
+        for _ in 0..params.provot_iterations {
+            constraints::provot(model, &state.inv_mass, tau, &mut state.x);
+        }
+    }
+}
+
+/// Stage `self_collide`: particles of one garment or of different garments closer than the sum
+/// of their thicknesses are pushed apart along the pair direction (PHYSICS.md §3), weighted by
+/// inverse mass, with Jacobi averaging of all corrections on a particle, and with friction
+/// removing `self_friction` of their relative tangential displacement. A pair of the same
+/// garment whose rest distance is below that sum is only pushed back to its rest distance
+/// (Müller, Ten Minute Physics 15), so neighbours are not forced apart.
+///
+/// Candidate pairs come from per-particle neighbour lists built from the spatial hash with a
+/// skin (see [`SimParams::self_skin`]) and rebuilt only when needed, so most substeps do no
+/// hashing at all; the result is the same as querying the hash every substep.
+pub fn self_collide(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+) {
+    let cs = model.chunk_size;
+    let max_t = model.max_thickness;
+    let skin = params.self_skin.clamp(0.1, 4.0) * max_t;
+    if needs_rebuild(
+        &state.x,
+        &ws.x_at_list_build,
+        2.0 * max_t + skin,
+        ws.list_radius,
+        skin,
+    ) {
+        build_lists(model, state, ws, 2.0 * max_t + skin);
+    }
+    let max_contact2 = (2.0 * max_t) * (2.0 * max_t);
+    let (x, xp, inv_mass) = (&state.x, &state.x_prev, &state.inv_mass);
+    let mu = params.self_friction.clamp(0.0, 1.0);
+    let run = |c: usize, dx: &mut [Vec3A], scratch: &mut ChunkScratch| {
+        let base = c * cs;
+        let mut pairs = 0;
+        for (k, dxi) in dx.iter_mut().enumerate() {
+            let i = base + k;
+            *dxi = Vec3A::ZERO;
+            let wi = inv_mass[i];
+            if wi == 0.0 {
+                continue;
+            }
+            let (xi, ti, gi) = (x[i], model.thickness[i], model.garment_of[i]);
+            let di = xi - xp[i];
+            let mut sum = Vec3A::ZERO;
+            let mut count = 0u32;
+            let list =
+                &scratch.nbr[scratch.nbr_start[k] as usize..scratch.nbr_start[k + 1] as usize];
+            for &j in list {
+                let j = j as usize;
+                let xj = x[j];
+                let d = xi - xj;
+                let d2 = d.length_squared();
+                if d2 >= max_contact2 {
+                    continue;
+                }
+                let mut target = ti + model.thickness[j];
+                if d2 >= target * target {
+                    continue;
+                }
+                if model.garment_of[j] == gi {
+                    let rest = model.rest[i].distance(model.rest[j]);
+                    if rest < target {
+                        target = rest;
+                        if d2 >= target * target {
+                            continue;
+                        }
+                    }
+                }
+                let wsum = wi + inv_mass[j];
+                let dist = d2.sqrt();
+                // Coincident particles: separate them along a fixed, index-ordered direction.
+                let n = if dist > 1e-9 {
+                    d / dist
+                } else if i < j {
+                    Vec3A::Y
+                } else {
+                    -Vec3A::Y
+                };
+                let share = wi / wsum;
+                let rel = di - (xj - xp[j]);
+                let rel_t = rel - n * rel.dot(n);
+                sum += n * ((target - dist) * share) - rel_t * (mu * share);
+                count += 1;
+            }
+            if count > 0 {
+                *dxi = sum / count as f32;
+                pairs += count;
+            }
+        }
+        scratch.self_pairs = pairs;
+    };
+    if model.chunks() == 1 {
+        run(0, &mut ws.dx, &mut ws.chunks[0]);
+    } else {
+        ws.dx
+            .par_chunks_mut(cs)
+            .zip(ws.chunks.par_iter_mut())
+            .enumerate()
+            .for_each(|(c, (dx, sc))| run(c, dx, sc));
+    }
+    for (x, d) in state.x.iter_mut().zip(&ws.dx) {
+        *x += *d;
+    }
+}
+
+/// True when the neighbour lists may have missed a pair: never built, built for another
+/// radius, or some particle moved more than skin/2 relative to the mean motion since the build
+/// (a pair's distance changes by at most twice that, which the skin covers). A rigid translation
+/// of the whole cloth (free fall) therefore triggers no rebuild.
+fn needs_rebuild(
+    x: &[Vec3A],
+    at_build: &[Vec3A],
+    radius: f32,
+    built_radius: f32,
+    skin: f32,
+) -> bool {
+    if at_build.len() != x.len() || radius != built_radius {
+        return true;
+    }
+    let n = x.len().max(1) as f32;
+    let mean = x
+        .iter()
+        .zip(at_build)
+        .fold(Vec3A::ZERO, |s, (a, b)| s + (*a - *b))
+        / n;
+    let limit = 0.5 * skin;
+    let limit2 = limit * limit;
+    !x.iter()
+        .zip(at_build)
+        .all(|(a, b)| (*a - *b - mean).length_squared() <= limit2)
+}
+
+/// Rebuilds the per-chunk neighbour lists: every pair closer than `radius`, from the hash.
+fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, radius: f32) {
+    let cs = model.chunk_size;
+    ws.hash.build(&state.x, radius);
+    ws.list_radius = radius;
+    ws.list_rebuilds += 1;
+    ws.x_at_list_build.clear();
+    ws.x_at_list_build.extend_from_slice(&state.x);
+    let (hash, x) = (&ws.hash, &state.x);
+    let r2 = radius * radius;
+    let run = |c: usize, scratch: &mut ChunkScratch| {
+        let base = c * cs;
+        let end = (base + cs).min(x.len());
+        scratch.nbr.clear();
+        scratch.nbr_start.clear();
+        scratch.nbr_start.push(0);
+        for (i, &xi) in x.iter().enumerate().take(end).skip(base) {
+            let mut found = 0usize;
+            let first = scratch.nbr.len();
+            hash.for_each_candidate(xi, radius, |j, xj| {
+                if j as usize != i && xi.distance_squared(xj) < r2 {
+                    scratch.nbr.push(j);
+                    found += 1;
+                }
+            });
+            // Ascending neighbour order: the Jacobi sums are independent of the hash layout.
+            scratch.nbr[first..].sort_unstable();
+            scratch.nbr_start.push((first + found) as u32);
+        }
+    };
+    if model.chunks() == 1 {
+        run(0, &mut ws.chunks[0]);
+    } else {
+        ws.chunks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, sc)| run(c, sc));
+    }
+}
+
+/// Stage `collide`: each particle against the colliders the broad phase keeps for its chunk
+/// (moving colliders at their substep-end pose), pushed out to its thickness with Coulomb
+/// friction against the collider's own motion; records the nearest contact (gap, normal) for
+/// the wet stage; finally `v = (x − x_prev)/Δt`.
+pub fn collide(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    dt: f32,
+) {
+    let cs = model.chunk_size;
+    let margin = params.contact_margin.max(0.0);
+    let inv_dt = 1.0 / dt;
+    let (shapes_end, shapes_start, bounds) = (&ws.shapes_end, &ws.shapes_start, &ws.bounds);
+    let (inv_mass, extra) = (&state.inv_mass, &ws.extra_normal);
+    let grow = model.max_thickness + margin;
+    #[allow(clippy::too_many_arguments)]
+    let run = |c: usize,
+               x: &mut [Vec3A],
+               xp: &[Vec3A],
+               v: &mut [Vec3A],
+               gap: &mut [f32],
+               normal: &mut [Vec3A],
+               which: &mut [u32],
+               scratch: &mut ChunkScratch| {
+        let base = c * cs;
+        let mut lo = Vec3A::splat(f32::INFINITY);
+        let mut hi = Vec3A::splat(f32::NEG_INFINITY);
+        for p in x.iter() {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+        }
+        broad_phase(bounds, lo, hi, grow, &mut scratch.candidates);
+        let mut contacts = 0;
+        for k in 0..x.len() {
+            let i = base + k;
+            gap[k] = f32::INFINITY;
+            normal[k] = Vec3A::ZERO;
+            which[k] = u32::MAX;
+            if inv_mass[i] > 0.0 && !scratch.candidates.is_empty() {
+                let (t, mu, en) = (model.thickness[i], model.friction[i], extra[i]);
+                // Two passes: a particle squeezed between two colliders (cloth in the crease
+                // between a sphere and the floor) is pushed out of one into the other once.
+                for _pass in 0..2 {
+                    let mut touched = 0;
+                    for &ci in &scratch.candidates {
+                        let ci = ci as usize;
+                        let hit = collide::resolve(
+                            &mut x[k],
+                            xp[k],
+                            &shapes_end[ci],
+                            &shapes_start[ci],
+                            t,
+                            margin,
+                            mu,
+                            en,
+                        );
+                        if let Some(h) = hit {
+                            touched += 1;
+                            if h.gap < gap[k] {
+                                gap[k] = h.gap;
+                                normal[k] = h.normal;
+                                which[k] = ci as u32;
+                            }
+                        }
+                    }
+                    if touched < 2 {
+                        break;
+                    }
+                }
+                if which[k] != u32::MAX {
+                    contacts += 1;
+                }
+            }
+            v[k] = (x[k] - xp[k]) * inv_dt;
+        }
+        scratch.contacts = contacts;
+    };
+    if model.chunks() == 1 {
+        run(
+            0,
+            &mut state.x,
+            &state.x_prev,
+            &mut state.v,
+            &mut ws.contact_gap,
+            &mut ws.contact_normal,
+            &mut ws.contact_collider,
+            &mut ws.chunks[0],
+        );
+    } else {
+        state
+            .x
+            .par_chunks_mut(cs)
+            .zip(state.x_prev.par_chunks(cs))
+            .zip(state.v.par_chunks_mut(cs))
+            .zip(ws.contact_gap.par_chunks_mut(cs))
+            .zip(ws.contact_normal.par_chunks_mut(cs))
+            .zip(ws.contact_collider.par_chunks_mut(cs))
+            .zip(ws.chunks.par_iter_mut())
+            .enumerate()
+            .for_each(|(c, ((((((x, xp), v), g), nrm), w), sc))| run(c, x, xp, v, g, nrm, w, sc));
+    }
+}
