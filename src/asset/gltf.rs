@@ -48,7 +48,8 @@ pub fn load_rig_with(path: &Path, opts: &LoadOptions) -> Result<Rig, AssetError>
             p
         }
     });
-    let mut rig = load_rig_from_slice(&bytes, base, &label, opts)?;
+    // The file's bytes stay in memory while loading (the GLB chunks are borrowed from them).
+    let mut rig = load_impl(&bytes, base, &label, opts, bytes.len() as u64)?;
     rig.source = path.display().to_string();
     Ok(rig)
 }
@@ -61,10 +62,21 @@ pub fn load_rig_from_slice(
     label: &str,
     opts: &LoadOptions,
 ) -> Result<Rig, AssetError> {
+    load_impl(bytes, base_dir, label, opts, 0)
+}
+
+/// `already_used`: bytes of the budget taken before (the file read by [`load_rig_with`]).
+fn load_impl(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    label: &str,
+    opts: &LoadOptions,
+    already_used: u64,
+) -> Result<Rig, AssetError> {
     let mut cx = Ctx {
         label: label.to_string(),
         opts,
-        used: 0,
+        used: already_used,
         base_dir,
         warn: Warnings::default(),
     };
