@@ -676,3 +676,75 @@ fn info_binary_prints_and_fails_with_the_error() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("file.glb") && e.contains("cannot read"), "{e}");
 }
+
+#[test]
+fn eight_influences_quantized_attributes_and_sparse_zeros() {
+    let (mut b, mut rest) = builder::skinned_quad("");
+    // KHR_mesh_quantization: positions as normalized SHORT (32767 = 1.0).
+    let p: Vec<u8> = [
+        0i16, 0, 0, 0, 32767, 0, 0, 0, 32767, 32767, 0, 0, 0, 32767, 0, 0,
+    ]
+    .iter()
+    .flat_map(|v| v.to_le_bytes())
+    .collect();
+    let v = b.view(&p, Some(8)); // VEC3 of i16 padded to 8 bytes per vertex
+    let pos = b.accessor(v, builder::SHORT, 4, "VEC3", true);
+    // Second influence set: u8 normalized weights; vertex 0 puts 0.5 on joint 1 through set 1.
+    let j1 = b.u8s(
+        &[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "VEC4",
+        false,
+    );
+    let w1 = b.u8s(
+        &[255, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "VEC4",
+        true,
+    );
+    let tan = b.f32s(
+        &[
+            1., 0., 0., 1., 1., 0., 0., 1., 1., 0., 0., -1., 1., 0., 0., 1.,
+        ],
+        "VEC4",
+    );
+    // TEXCOORD_0 without a buffer view (zeros) and one sparse substitution at vertex 2.
+    let si = b.view(&[2u8], None);
+    let sv = b.view(
+        &[0.25f32, 0.75]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect::<Vec<_>>(),
+        None,
+    );
+    let uv = b.raw_accessor(json!({"componentType": 5126, "count": 4, "type": "VEC2",
+        "sparse": {"count": 1, "indices": {"bufferView": si, "componentType": 5121}, "values": {"bufferView": sv}}}));
+    let attrs = &mut rest["meshes"][0]["primitives"][0]["attributes"];
+    attrs["POSITION"] = json!(pos);
+    attrs["JOINTS_1"] = json!(j1);
+    attrs["WEIGHTS_1"] = json!(w1);
+    attrs["TANGENT"] = json!(tan);
+    attrs["TEXCOORD_0"] = json!(uv);
+    rest["extensionsUsed"] = json!(["KHR_mesh_quantization"]);
+    rest["extensionsRequired"] = json!(["KHR_mesh_quantization"]);
+    let rig = from_slice(&b.glb(&rest), "quant.glb");
+    check_invariants(&rig);
+    let m = &rig.meshes[0];
+    assert!(close3(m.positions[2], [1.0, 1.0, 0.0]));
+    assert_eq!(m.influences(), 8);
+    // Vertex 0: (0.75, 0.25) + 1.0 on set 1 = 2.0 → halved.
+    assert!(close(m.weights[0][0], 0.375) && close(m.weights[0][1], 0.125));
+    assert_eq!(m.joints1[0], [1, 0, 0, 0]);
+    assert!(close(m.weights1[0][0], 0.5));
+    assert_eq!(m.tangents[2].w, -1.0);
+    assert_eq!(m.uvs[2].to_array(), [0.25, 0.75]);
+    assert_eq!(m.uvs[1].to_array(), [0.0, 0.0]);
+    // Vertex 0's sum of 2 is reported once.
+    let w: Vec<&String> = rig
+        .warnings
+        .iter()
+        .filter(|w| w.contains("renormalised"))
+        .collect();
+    assert!(
+        w.len() == 1 && w[0].contains("1 vertices") && w[0].contains("2.0000"),
+        "{w:?}"
+    );
+}

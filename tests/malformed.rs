@@ -590,3 +590,40 @@ fn truncated_real_glb_never_panics() {
         assert!(e.to_string().starts_with("RiggedSimple.glb: "));
     }
 }
+
+#[test]
+fn memory_budget_is_enforced() {
+    let p = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/rigs/khronos/Fox/Fox.glb"
+    ));
+    // The 1024² texture alone needs 4 MiB decoded.
+    let opts = LoadOptions {
+        max_total_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let e = match catch_unwind(|| drape::asset::load_rig_with(p, &opts)) {
+        Ok(r) => r.unwrap_err(),
+        Err(_) => panic!("panicked"),
+    };
+    assert!(matches!(e, AssetError::TooLarge { .. }), "{e}");
+    let m = e.to_string();
+    assert!(
+        m.starts_with("Fox.glb: image 0 needs 4194304 bytes") && m.contains("max_total_bytes"),
+        "{m}"
+    );
+    // Without textures the same budget suffices.
+    let opts = LoadOptions {
+        decode_textures: false,
+        ..opts
+    };
+    let rig = drape::asset::load_rig_with(p, &opts).unwrap();
+    assert!(rig.textures.is_empty() && rig.materials[0].base_color_texture.is_none());
+    // A file larger than the whole budget is refused before it is read.
+    let opts = LoadOptions {
+        max_total_bytes: 1000,
+        ..Default::default()
+    };
+    let e = drape::asset::load_rig_with(p, &opts).unwrap_err();
+    assert!(matches!(e, AssetError::TooLarge { .. }), "{e}");
+}

@@ -208,7 +208,7 @@ fn check_fits(
     offset: u64,
     layout: &Layout,
     view: &ViewData,
-    what: &str,
+    what: impl Fn() -> String,
 ) -> Result<(), String> {
     if count == 0 {
         return Ok(());
@@ -220,17 +220,22 @@ fn check_fits(
     match needed {
         Some(n) if n <= view.bytes.len() as u64 => Ok(()),
         Some(n) => Err(format!(
-            "{what} needs {n} bytes (count {count}, stride {}, offset {offset}) but buffer view {} has {}",
+            "{} needs {n} bytes (count {count}, stride {}, offset {offset}) but buffer view {} has {}",
+            what(),
             layout.stride,
             view.index,
             view.bytes.len()
         )),
-        None => Err(format!("{what}: count {count} × stride {} overflows", layout.stride)),
+        None => Err(format!(
+            "{}: count {count} × stride {} overflows",
+            what(),
+            layout.stride
+        )),
     }
 }
 
-/// Validates sizes without reading: the bytes the output of an accessor needs when decoded into
-/// `out_elem_bytes` per element, and whether the source data can hold `count` elements.
+/// Validates sizes without reading: can the source data hold `count` elements (and the sparse
+/// substitutions)?
 pub fn check(acc: &AccessorDesc) -> Result<(), String> {
     if let Some(view) = &acc.view {
         let layout = Layout::new(acc.component, acc.shape, view.stride);
@@ -245,13 +250,9 @@ pub fn check(acc: &AccessorDesc) -> Result<(), String> {
                 ));
             }
         }
-        check_fits(
-            acc.count,
-            acc.byte_offset,
-            &layout,
-            view,
-            &format!("accessor {}", acc.index),
-        )?;
+        check_fits(acc.count, acc.byte_offset, &layout, view, || {
+            format!("accessor {}", acc.index)
+        })?;
     }
     if let Some(sp) = &acc.sparse {
         if sp.count > acc.count {
@@ -261,22 +262,14 @@ pub fn check(acc: &AccessorDesc) -> Result<(), String> {
             ));
         }
         let il = Layout::new(sp.indices_component, Shape::Scalar, None);
-        check_fits(
-            sp.count,
-            sp.indices_offset,
-            &il,
-            &sp.indices_view,
-            &format!("accessor {} sparse indices", acc.index),
-        )?;
+        check_fits(sp.count, sp.indices_offset, &il, &sp.indices_view, || {
+            format!("accessor {} sparse indices", acc.index)
+        })?;
         // Sparse values are tightly packed (§3.6.2.3: the views must not define byteStride).
         let vl = Layout::new(acc.component, acc.shape, None);
-        check_fits(
-            sp.count,
-            sp.values_offset,
-            &vl,
-            &sp.values_view,
-            &format!("accessor {} sparse values", acc.index),
-        )?;
+        check_fits(sp.count, sp.values_offset, &vl, &sp.values_view, || {
+            format!("accessor {} sparse values", acc.index)
+        })?;
     }
     Ok(())
 }
@@ -318,16 +311,27 @@ pub fn read_f32<const N: usize>(acc: &AccessorDesc) -> Result<Vec<[f32; N]>, Str
                         out.push(v);
                     }
                 } else {
-                    for i in 0..count {
-                        let e = &data[i * layout.stride..i * layout.stride + layout.span];
-                        let mut v = [0.0f32; N];
-                        for (k, slot) in v.iter_mut().enumerate() {
-                            *slot = acc
-                                .component
-                                .read_f32(&e[layout.component_offset(k)..], norm);
-                        }
-                        out.push(v);
-                    }
+                    // One monomorphised loop per component type: the dispatch leaves the loop.
+                    let _ = match acc.component {
+                        Component::I8 => decode(data, count, &layout, &mut out, |b| {
+                            Some(Component::I8.read_f32(b, norm))
+                        }),
+                        Component::U8 => decode(data, count, &layout, &mut out, |b| {
+                            Some(Component::U8.read_f32(b, norm))
+                        }),
+                        Component::I16 => decode(data, count, &layout, &mut out, |b| {
+                            Some(Component::I16.read_f32(b, norm))
+                        }),
+                        Component::U16 => decode(data, count, &layout, &mut out, |b| {
+                            Some(Component::U16.read_f32(b, norm))
+                        }),
+                        Component::U32 => decode(data, count, &layout, &mut out, |b| {
+                            Some(Component::U32.read_f32(b, norm))
+                        }),
+                        Component::F32 => decode(data, count, &layout, &mut out, |b| {
+                            Some(Component::F32.read_f32(b, norm))
+                        }),
+                    };
                 }
             }
         }
@@ -388,17 +392,19 @@ pub fn read_u32<const N: usize>(acc: &AccessorDesc) -> Result<Vec<[u32; N]>, Str
             let start = acc.byte_offset as usize;
             if count > 0 {
                 let data = &view.bytes[start..start + (count - 1) * layout.stride + layout.span];
-                for i in 0..count {
-                    let e = &data[i * layout.stride..i * layout.stride + layout.span];
-                    let mut v = [0u32; N];
-                    for (k, slot) in v.iter_mut().enumerate() {
-                        *slot = acc
-                            .component
-                            .read_u32(&e[layout.component_offset(k)..])
-                            .ok_or_else(|| bad(i))?;
-                    }
-                    out.push(v);
-                }
+                let r = match acc.component {
+                    Component::U8 => decode(data, count, &layout, &mut out, |b| {
+                        Component::U8.read_u32(b)
+                    }),
+                    Component::U16 => decode(data, count, &layout, &mut out, |b| {
+                        Component::U16.read_u32(b)
+                    }),
+                    Component::U32 => decode(data, count, &layout, &mut out, |b| {
+                        Component::U32.read_u32(b)
+                    }),
+                    c => decode(data, count, &layout, &mut out, |b| c.read_u32(b)),
+                };
+                r.map_err(bad)?;
             }
         }
     }
@@ -420,6 +426,29 @@ pub fn read_u32<const N: usize>(acc: &AccessorDesc) -> Result<Vec<[u32; N]>, Str
         }
     }
     Ok(out)
+}
+
+/// Decodes `count` elements of `N` components from `data` (already checked to hold them) with
+/// `read`, which decodes one component from the start of a slice; `Err(i)` if element `i` has
+/// a component `read` rejects.
+#[inline(always)]
+fn decode<T: Copy + Default, const N: usize>(
+    data: &[u8],
+    count: usize,
+    layout: &Layout,
+    out: &mut Vec<[T; N]>,
+    read: impl Fn(&[u8]) -> Option<T>,
+) -> Result<(), usize> {
+    let offsets: [usize; N] = std::array::from_fn(|k| layout.component_offset(k));
+    for i in 0..count {
+        let e = &data[i * layout.stride..i * layout.stride + layout.span];
+        let mut v = [T::default(); N];
+        for (slot, &o) in v.iter_mut().zip(&offsets) {
+            *slot = read(&e[o..]).ok_or(i)?;
+        }
+        out.push(v);
+    }
+    Ok(())
 }
 
 /// Reads and range-checks the sparse indices (sizes already checked by [`check`]).

@@ -48,7 +48,8 @@ pub fn load_rig_with(path: &Path, opts: &LoadOptions) -> Result<Rig, AssetError>
             p
         }
     });
-    let mut rig = load_rig_from_slice(&bytes, base, &label, opts)?;
+    // The file's bytes stay in memory while loading (the GLB chunks are borrowed from them).
+    let mut rig = load_impl(&bytes, base, &label, opts, bytes.len() as u64)?;
     rig.source = path.display().to_string();
     Ok(rig)
 }
@@ -61,10 +62,21 @@ pub fn load_rig_from_slice(
     label: &str,
     opts: &LoadOptions,
 ) -> Result<Rig, AssetError> {
+    load_impl(bytes, base_dir, label, opts, 0)
+}
+
+/// `already_used`: bytes of the budget taken before (the file read by [`load_rig_with`]).
+fn load_impl(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    label: &str,
+    opts: &LoadOptions,
+    already_used: u64,
+) -> Result<Rig, AssetError> {
     let mut cx = Ctx {
         label: label.to_string(),
         opts,
-        used: 0,
+        used: already_used,
         base_dir,
         warn: Warnings::default(),
     };
@@ -378,10 +390,16 @@ fn shape_of(t: &Checked<json::accessor::Type>) -> Option<Shape> {
 }
 
 impl<'b> Data<'b> {
-    fn view(&self, cx: &Ctx, index: usize, role: &str) -> Result<ViewData<'b>, AssetError> {
+    fn view(
+        &self,
+        cx: &Ctx,
+        index: usize,
+        role: impl FnOnce() -> String,
+    ) -> Result<ViewData<'b>, AssetError> {
         self.views.get(index).copied().ok_or_else(|| {
             cx.err(format!(
-                "{role} refers to buffer view {index}, but the file has {}",
+                "{} refers to buffer view {index}, but the file has {}",
+                role(),
                 self.views.len()
             ))
         })
@@ -408,26 +426,22 @@ impl<'b> Data<'b> {
         let shape =
             shape_of(&a.type_).ok_or_else(|| cx.err(format!("{} has an invalid type", who())))?;
         let view = match a.buffer_view {
-            Some(v) => Some(self.view(cx, v.value(), &who())?),
+            Some(v) => Some(self.view(cx, v.value(), who)?),
             None => None,
         };
         let sparse = match &a.sparse {
             None => None,
             Some(s) => Some(SparseDesc {
                 count: s.count.0,
-                indices_view: self.view(
-                    cx,
-                    s.indices.buffer_view.value(),
-                    &format!("{} sparse indices", who()),
-                )?,
+                indices_view: self.view(cx, s.indices.buffer_view.value(), || {
+                    format!("{} sparse indices", who())
+                })?,
                 indices_offset: s.indices.byte_offset.0,
                 indices_component: index_component_of(&s.indices.component_type)
                     .ok_or_else(|| cx.err(format!("{} has an invalid sparse index type", who())))?,
-                values_view: self.view(
-                    cx,
-                    s.values.buffer_view.value(),
-                    &format!("{} sparse values", who()),
-                )?,
+                values_view: self.view(cx, s.values.buffer_view.value(), || {
+                    format!("{} sparse values", who())
+                })?,
                 values_offset: s.values.byte_offset.0,
             }),
         };
@@ -896,7 +910,7 @@ fn decode_image(
     let img = &root.images[i];
     let what = format!("image {i}");
     let bytes: Cow<[u8]> = match (&img.buffer_view, &img.uri) {
-        (Some(v), _) => Cow::Borrowed(data.view(cx, v.value(), &what)?.bytes),
+        (Some(v), _) => Cow::Borrowed(data.view(cx, v.value(), || what.clone())?.bytes),
         (None, Some(u)) => match load_uri(cx, u, &what) {
             Ok(b) => Cow::Owned(b),
             Err(e) => {
@@ -1300,25 +1314,27 @@ fn build_clips(
             ..Default::default()
         };
         for (ci, ch) in a.channels.iter().enumerate() {
-            let here = format!("channel {ci} of animation {ai} ({:?})", clip.name);
+            let here = || format!("channel {ci} of animation {ai} ({:?})", clip.name);
             let si = ch.sampler.value();
             let s = a.samplers.get(si).ok_or_else(|| {
                 cx.err(format!(
-                    "{here} uses sampler {si}, but the animation has {}",
+                    "{} uses sampler {si}, but the animation has {}",
+                    here(),
                     a.samplers.len()
                 ))
             })?;
             let target = ch.target.node.value();
             let node = *node_of.get(target).ok_or_else(|| {
                 cx.err(format!(
-                    "{here} targets node {target}, but the file has {} nodes",
+                    "{} targets node {target}, but the file has {} nodes",
+                    here(),
                     node_of.len()
                 ))
             })?;
             let path = match ch.target.path {
                 Checked::Valid(p) => p,
                 Checked::Invalid => {
-                    return Err(cx.err(format!("{here} has an invalid target path")))
+                    return Err(cx.err(format!("{} has an invalid target path", here())))
                 }
             };
             if path == Property::MorphTargetWeights {
