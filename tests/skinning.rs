@@ -39,6 +39,7 @@ fn max_dist(a: &[Vec3], b: &[Vec3]) -> f32 {
 }
 
 /// Area of a planar polygon given in order (3D shoelace about its centroid).
+#[allow(clippy::needless_range_loop)]
 fn polygon_area(points: &[Vec3]) -> f32 {
     let c = points.iter().copied().sum::<Vec3>() / points.len() as f32;
     let mut s = Vec3::ZERO;
@@ -84,11 +85,11 @@ fn one_joint_per_vertex_is_that_joints_rigid_motion() {
     for (method, p, n) in skin_all(&rig, &pose) {
         let d = max_dist(&p, &expected);
         assert!(d < 1e-5, "{method}: {d}");
-        for i in 0..p.len() {
+        for (i, ni) in n.iter().enumerate() {
             let k = mesh.joints[i][0] as usize;
             let r = (world[skin.joints[k] as usize] * skin.inverse_bind[k])
                 .transform_vector3(mesh.normals[i]);
-            assert!((n[i] - r).length() < 1e-5, "{method} normal {i}");
+            assert!((*ni - r).length() < 1e-5, "{method} normal {i}");
         }
     }
 }

@@ -170,7 +170,7 @@ impl Player {
         let Some(c) = clips.get(clip) else {
             return;
         };
-        if !(duration > 0.0) {
+        if duration.is_nan() || duration <= 0.0 {
             self.play(clip, clips);
             return;
         }

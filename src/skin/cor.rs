@@ -113,6 +113,9 @@ fn merge_sorted(v: &mut Sparse) {
     v.truncate(w);
 }
 
+/// Before blocking: (w_tj, w_tk) bits → (Σ area, Σ area · centroid).
+type RawBucket = HashMap<(u32, u32), (f64, [f64; 3])>;
+
 /// Lanes per block of a bucket: two SSE registers, one AVX register.
 const L: usize = 8;
 
@@ -136,6 +139,8 @@ type Bucket = Vec<Block>;
 /// e^(−x) for x ∈ [0, 87]: round(−x log2 e) = n, 2^n from the exponent bits and e^(f ln 2),
 /// |f| ≤ ½, from its degree-6 Taylor polynomial (truncation (ln2/2)^7/7! ≈ 1.2e−7). Written
 /// without branches or libm calls so the eight-lane loop below vectorises.
+// Used by the portable path and to test the SIMD one.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 #[inline(always)]
 fn exp_neg(x: f32) -> f32 {
     const MAGIC: f32 = 12_582_912.0; // 1.5 · 2^23: adding it rounds to an integer in the mantissa
@@ -248,7 +253,7 @@ pub fn compute_centers(
 ) -> CorCenters {
     let nv = mesh.positions.len();
     let nan = Vec3::splat(f32::NAN);
-    if mesh.joints.len() != nv || mesh.weights.len() != nv || !(sigma > 0.0) {
+    if mesh.joints.len() != nv || mesh.weights.len() != nv || sigma.is_nan() || sigma <= 0.0 {
         return CorCenters {
             centers: vec![nan; nv],
             sigma,
@@ -271,7 +276,7 @@ pub fn compute_centers(
         }
     }
     // 2. Triangles into joint-pair buckets: (w_tj, w_tk) → (Σ area, Σ area·centroid).
-    let mut raw: HashMap<(u16, u16), HashMap<(u32, u32), (f64, [f64; 3])>> = HashMap::new();
+    let mut raw: HashMap<(u16, u16), RawBucket> = HashMap::new();
     {
         let mut wv = Sparse::new();
         let mut wt = Sparse::new();
@@ -282,7 +287,7 @@ pub fn compute_centers(
             }
             let (pa, pb, pc) = (mesh.positions[a], mesh.positions[b], mesh.positions[c]);
             let area = 0.5 * (pb - pa).cross(pc - pa).length();
-            if !(area > 0.0) || !area.is_finite() {
+            if area.is_nan() || area <= 0.0 || !area.is_finite() {
                 continue;
             }
             let centroid = (pa + pb + pc) / 3.0;

@@ -13,6 +13,8 @@
 //! This matches Blender's "Preserve Volume" armature deform for joints without scale (the
 //! reference files of /work/shared/rigs/reference).
 
+#![allow(clippy::needless_range_loop)] // fixed-size influence arrays read clearer indexed
+
 use super::{normal_matrix, normalize_safe, strongest, Palette, StretchMode, VertexInput};
 use crate::math::{Mat3A, Quat, Vec3, Vec3A, Vec4};
 
@@ -29,7 +31,7 @@ pub fn split_rigid_stretch(m: Mat3A) -> (Quat, Mat3A) {
     let mut q = if det < 0.0 { -md } else { md };
     for _ in 0..40 {
         let d = q.determinant();
-        if !(d > 0.0) {
+        if d.is_nan() || d <= 0.0 {
             break;
         }
         // Scaling by |det|^(-1/3) makes the iteration converge in a handful of steps even for

@@ -3,6 +3,8 @@
 //! blended 3×3 (here its cofactor matrix, which differs by the factor det and needs no division),
 //! renormalised.
 
+#![allow(clippy::needless_range_loop)] // fixed-size influence arrays read clearer indexed
+
 use super::{normal_matrix, normalize_safe, Palette, VertexInput};
 use crate::math::{Affine3A, Mat3A, Vec3, Vec3A};
 
