@@ -17,6 +17,8 @@ struct Cli {
 enum Command {
     /// Describe a character file: meshes, skins, nodes, clips, textures, loader warnings.
     Info(drape::cli::info::Args),
+    /// Skin one frame of a clip (LBS, DQS or CoR) and write it as an OBJ.
+    Pose(drape::cli::pose::Args),
     /// Generate the built-in ninja (rigs/ninja.glb) and its contact sheets.
     Rig(drape::cli::rig::Args),
     /// Run a cloth scene headless (pinned2, pinned4, sphere, plane, selfcollide, wind,
@@ -30,6 +32,7 @@ fn main() {
     let cli = Cli::parse();
     let result: Result<(), drape::cli::CliError> = match cli.command {
         Command::Info(args) => drape::cli::info::run(args),
+        Command::Pose(a) => drape::cli::pose::run(a),
         Command::Rig(a) => drape::cli::rig::run(a),
         Command::Scene(a) => drape::cli::scene::run(a),
         Command::Bench(a) => drape::cli::bench::run(a),

@@ -34,7 +34,12 @@ fn read_reference(name: &str) -> Reference {
                 .unwrap()
                 .iter()
                 .map(|p| {
-                    let a: Vec<f32> = p.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+                    let a: Vec<f32> = p
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_f64().unwrap() as f32)
+                        .collect();
                     Vec3::new(a[0], a[1], a[2])
                 })
                 .collect()
@@ -43,7 +48,12 @@ fn read_reference(name: &str) -> Reference {
     Reference {
         file: v["file"].as_str().unwrap().to_string(),
         clip_index: v["clip_index"].as_u64().unwrap() as usize,
-        times: v["times"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap() as f32).collect(),
+        times: v["times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_f64().unwrap() as f32)
+            .collect(),
         positions,
     }
 }
@@ -74,9 +84,10 @@ fn compare(model: &str, method: SkinMethod) -> f32 {
             .collect();
         let theirs = &reference.positions[ti];
         assert_eq!(ours.len(), theirs.len(), "{model}: vertex count");
-        let (lo, hi) = theirs.iter().fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(a, b), p| {
-            (a.min(*p), b.max(*p))
-        });
+        let (lo, hi) = theirs.iter().fold(
+            (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+            |(a, b), p| (a.min(*p), b.max(*p)),
+        );
         let size = (hi - lo).length();
         for (k, (a, b)) in ours.iter().zip(theirs).enumerate() {
             let e = (*a - *b).length() / size;
@@ -90,14 +101,78 @@ fn compare(model: &str, method: SkinMethod) -> f32 {
 
 #[test]
 fn lbs_matches_blender() {
-    for model in ["SimpleSkin", "RiggedSimple", "RiggedFigure", "CesiumMan", "Fox"] {
+    for model in [
+        "SimpleSkin",
+        "RiggedSimple",
+        "RiggedFigure",
+        "CesiumMan",
+        "Fox",
+    ] {
         compare(model, SkinMethod::Lbs);
     }
 }
 
 #[test]
 fn dqs_matches_blender_preserve_volume() {
-    for model in ["SimpleSkin", "RiggedSimple", "RiggedFigure", "CesiumMan", "Fox"] {
+    for model in [
+        "SimpleSkin",
+        "RiggedSimple",
+        "RiggedFigure",
+        "CesiumMan",
+        "Fox",
+    ] {
         compare(model, SkinMethod::Dqs);
     }
+}
+
+/// `drape pose` end to end: the OBJ's vertex k is the file's vertex k, posed as Blender poses it.
+#[test]
+fn drape_pose_writes_blender_matching_obj() {
+    let dir = std::env::temp_dir().join(format!("drape-pose-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (model, method) in [("CesiumMan", "lbs"), ("Fox", "dqs")] {
+        let reference = read_reference(&format!("{model}_{method}"));
+        let out = dir.join(format!("{model}.obj"));
+        let _ = std::fs::remove_file(&out);
+        let t = reference.times[1];
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
+            .arg("pose")
+            .arg(shared(&format!("khronos/{}", reference.file)))
+            .args([
+                "--clip",
+                &reference.clip_index.to_string(),
+                "--time",
+                &t.to_string(),
+            ])
+            .args(["--method", method, "--out"])
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let text = std::fs::read_to_string(&out).unwrap();
+        let ours: Vec<Vec3> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("v "))
+            .map(|l| {
+                let a: Vec<f32> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                Vec3::new(a[0], a[1], a[2])
+            })
+            .collect();
+        let theirs = &reference.positions[1];
+        assert_eq!(ours.len(), theirs.len(), "{model}");
+        for (k, (a, b)) in ours.iter().zip(theirs).enumerate() {
+            assert!((*a - *b).length() < 1e-3, "{model} vertex {k}: {a} vs {b}");
+        }
+        // A second run must not overwrite the file without --force.
+        let again = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
+            .arg("pose")
+            .arg(shared(&format!("khronos/{}", reference.file)))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!again.status.success());
+        assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

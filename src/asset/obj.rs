@@ -60,7 +60,10 @@ pub fn write_obj(out: &mut impl Write, header: &str, meshes: &[ObjMesh]) -> io::
 }
 
 fn sanitize(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect();
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect();
     if s.is_empty() {
         "mesh".into()
     } else {
@@ -76,7 +79,13 @@ mod tests {
     fn writes_groups_with_global_indices() {
         let p = [Vec3::ZERO, Vec3::X, Vec3::Y];
         let n = [Vec3::Z; 3];
-        let m = ObjMesh { name: "a b", positions: &p, normals: &n, uvs: &[], indices: &[0, 1, 2] };
+        let m = ObjMesh {
+            name: "a b",
+            positions: &p,
+            normals: &n,
+            uvs: &[],
+            indices: &[0, 1, 2],
+        };
         let mut buf = Vec::new();
         write_obj(&mut buf, "hello", &[m, ObjMesh { name: "", ..m }]).unwrap();
         let s = String::from_utf8(buf).unwrap();

@@ -14,6 +14,48 @@ impl CliError {
     }
 }
 
-pub mod rig;
 pub mod bench;
+pub mod pose;
+pub mod rig;
 pub mod scene;
+
+use std::path::{Path, PathBuf};
+
+use crate::asset::{load_rig_with, LoadOptions};
+use crate::rig::Rig;
+
+/// Loads the character a command works on: `file` when given, else the built-in ninja — the
+/// committed `rigs/ninja.glb` when it is found (in the current folder or beside the crate), or
+/// generated in memory (a fraction of a second) so drape works from anywhere with no download.
+pub fn load_character(file: Option<&Path>, opts: &LoadOptions) -> Result<Rig, CliError> {
+    if let Some(path) = file {
+        return load_rig_with(path, opts).map_err(|e| CliError::new(e.to_string()));
+    }
+    let candidates = [
+        PathBuf::from(crate::ninja::DEFAULT_PATH),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::ninja::DEFAULT_PATH),
+    ];
+    if let Some(path) = candidates.iter().find(|p| p.is_file()) {
+        return load_rig_with(path, opts).map_err(|e| CliError::new(e.to_string()));
+    }
+    let ninja = crate::ninja::build()
+        .map_err(|e| CliError::new(format!("could not build the built-in ninja: {e}")))?;
+    Ok(ninja.rig)
+}
+
+/// Creates `path` for writing, refusing to replace an existing file unless `force` is set
+/// (nothing the user had is overwritten without asking), and creating missing parent folders.
+pub fn create_output(path: &Path, force: bool) -> Result<std::fs::File, CliError> {
+    if path.exists() && !force {
+        return Err(CliError::new(format!(
+            "{} already exists; pass --force to overwrite it",
+            path.display()
+        )));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::File::create(path)
+        .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
+}

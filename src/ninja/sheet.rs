@@ -2,9 +2,10 @@
 //! CPU rasteriser ([`crate::raster`]) from the rig's own exported tracks.
 
 use crate::anim::{Clip, Pose};
-use crate::math::{Mat4, Vec3};
+use crate::math::Vec3;
 use crate::raster::{ortho, Canvas, Shading};
 use crate::rig::Rig;
+use crate::skin::{SkinMethod, Skinner};
 
 /// Local transforms of every node at key index `k` of a clip whose tracks all share one key
 /// grid (true of the ninja's clips). Nodes without a track keep their rest transform.
@@ -22,35 +23,14 @@ pub fn pose_at_key(rig: &Rig, clip: &Clip, k: usize) -> Pose {
     pose
 }
 
-/// Skinned positions and normals of mesh `m` in a pose: linear blend skinning.
-///
-/// A private LBS so the sheet works before the skinning module is merged; the lead routes this
-/// through `drape::skin` after the merge.
+/// Skinned positions and normals of mesh `m` in a pose, by drape's CPU linear blend skinning
+/// ([`crate::skin::Skinner`]).
 pub fn skin_lbs(rig: &Rig, m: usize, pose: &Pose) -> (Vec<Vec3>, Vec<Vec3>) {
-    let mesh = &rig.meshes[m];
-    let skin = &rig.skins[mesh.skin.unwrap_or(0) as usize];
     let mut world = Vec::new();
     pose.world_from_node(&rig.skeleton, &mut world);
-    let skin_mats: Vec<Mat4> = skin
-        .joints
-        .iter()
-        .zip(&skin.inverse_bind)
-        .map(|(&j, ib)| world[j as usize] * *ib)
-        .collect();
-    let mut p_out = Vec::with_capacity(mesh.positions.len());
-    let mut n_out = Vec::with_capacity(mesh.positions.len());
-    for v in 0..mesh.positions.len() {
-        let mut m = Mat4::ZERO;
-        for k in 0..4 {
-            let w = mesh.weights[v][k];
-            if w != 0.0 {
-                m += skin_mats[mesh.joints[v][k] as usize] * w;
-            }
-        }
-        p_out.push(m.transform_point3(mesh.positions[v]));
-        n_out.push(m.transform_vector3(mesh.normals[v]).normalize_or_zero());
-    }
-    (p_out, n_out)
+    let mut skinner = Skinner::new(rig);
+    skinner.update(rig, &world, SkinMethod::Lbs);
+    (skinner.positions(m).to_vec(), skinner.normals(m).to_vec())
 }
 
 /// Default tile height of a contact sheet, pixels (tiles are 200 × 260 unless asked otherwise).

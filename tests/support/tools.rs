@@ -1,0 +1,60 @@
+//! Outside tools some tests need (the Khronos glTF validator through node, a GPU adapter).
+//! Without the tool such a test says it skipped — unless `DRAPE_REQUIRE_ALL=1` (set by CI), which
+//! turns the skip into a failure so that CI never passes by silently not checking.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether CI asked for every check to run.
+pub fn require_all() -> bool {
+    std::env::var("DRAPE_REQUIRE_ALL").is_ok_and(|v| v == "1")
+}
+
+/// Skips (returns false) or fails, as [`require_all`] says, for a missing tool.
+pub fn tool_missing(what: &str) -> bool {
+    if require_all() {
+        panic!("{what} is required (DRAPE_REQUIRE_ALL=1) but not available");
+    }
+    eprintln!("SKIPPED: {what} not available (set DRAPE_REQUIRE_ALL=1 to make this a failure)");
+    false
+}
+
+/// The folder holding the `gltf-validator` npm package: `$DRAPE_GLTF_VALIDATOR_DIR`
+/// (its node_modules folder), or /tmp/gv/node_modules.
+pub fn validator_modules() -> Option<PathBuf> {
+    let dirs = [
+        std::env::var("DRAPE_GLTF_VALIDATOR_DIR")
+            .ok()
+            .map(PathBuf::from),
+        Some(PathBuf::from("/tmp/gv/node_modules")),
+    ];
+    dirs.into_iter()
+        .flatten()
+        .find(|d| d.join("gltf-validator").is_dir())
+}
+
+/// Runs the Khronos validator (strict: warnings fail too) on `file`; `None` when it is not
+/// available and the test may skip. Returns the report text on failure.
+pub fn validate_gltf(file: &Path) -> Option<Result<String, String>> {
+    let modules = validator_modules()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/validate-gltf.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg("--strict")
+        .arg(file)
+        .env("NODE_PATH", &modules)
+        .output()
+        .ok()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(if out.status.success() {
+        Ok(text)
+    } else {
+        Err(text)
+    })
+}
