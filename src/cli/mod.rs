@@ -14,6 +14,8 @@ impl CliError {
     }
 }
 
-pub mod rig;
 pub mod bench;
+#[cfg(feature = "gpu")]
+pub mod render;
+pub mod rig;
 pub mod scene;
