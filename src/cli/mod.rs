@@ -14,8 +14,8 @@ impl CliError {
     }
 }
 
+pub mod rig;
 pub mod bench;
+pub mod scene;
 #[cfg(feature = "gpu")]
 pub mod render;
-pub mod rig;
-pub mod scene;
