@@ -1151,3 +1151,112 @@ fn write_ninja_docs() {
     sheet.save(&path).unwrap();
     eprintln!("wrote {}", path.display());
 }
+
+/// The garment hook: a square cloth (given as plain arrays, as a simulation hands it over)
+/// hung in front of the ninja's chest is drawn, and soaking it darkens it.
+#[test]
+fn ninja_wears_a_garment_and_wetness_darkens_it() {
+    let Some(n) = ninja("ninja_wears_a_garment_and_wetness_darkens_it") else {
+        return;
+    };
+    let g = gpu("ninja_wears_a_garment_and_wetness_darkens_it").unwrap();
+    let clip = n.rig.clip("stance");
+    let bounds = drape::gpu::stage::clip_bounds(&n.rig, clip, &[0.0]).unwrap();
+    let centre = (bounds.0 + bounds.1) * 0.5;
+    // 0.6 m square, 0.4 m towards the camera from the body's centre, facing the camera.
+    let to_eye = (n.camera.eye - centre).normalize();
+    let right = Vec3::Y.cross(to_eye).normalize();
+    let k = 8usize;
+    let mut positions = Vec::new();
+    for j in 0..=k {
+        for i in 0..=k {
+            let (u, v) = (i as f32 / k as f32 - 0.5, j as f32 / k as f32 - 0.5);
+            positions.push(centre + to_eye * 0.4 + right * (0.6 * u) + Vec3::Y * (0.6 * v));
+        }
+    }
+    let mut triangles = Vec::new();
+    for j in 0..k as u32 {
+        for i in 0..k as u32 {
+            let a = j * (k as u32 + 1) + i;
+            let b = a + k as u32 + 1;
+            triangles.extend_from_slice(&[a, a + 1, b, a + 1, b + 1, b]);
+        }
+    }
+    let material = ObjectMaterial {
+        base_color: Vec4::new(0.8, 0.2, 0.15, 1.0),
+        ..Default::default()
+    };
+    let mut stage = n.stage.lock().unwrap_or_else(|e| e.into_inner());
+    let mut frame = |wet: f32| {
+        let wetness = vec![wet; positions.len()];
+        let garment = drape::gpu::GarmentFrame {
+            name: "square",
+            positions: &positions,
+            normals: &[],
+            triangles: &triangles,
+            wetness: &wetness,
+            material,
+        };
+        stage
+            .render(
+                &g.ctx,
+                &n.rig,
+                clip,
+                0.0,
+                Shading::BlinnPhong,
+                n.camera,
+                &[garment],
+                (NINJA_PX, NINJA_PX),
+            )
+            .unwrap()
+    };
+    let bare = stage_free_render(n, g);
+    let dry = frame(0.0);
+    let wet = frame(1.0);
+    // The garment covers the middle of the frame: red where the body was.
+    let (cx, cy) = (NINJA_PX / 2, NINJA_PX / 2);
+    let p = dry.get_pixel(cx, cy);
+    assert!(
+        p[0] as i32 > p[2] as i32 + 40,
+        "no red cloth at the centre: {p:?}"
+    );
+    assert!(
+        mean_abs_diff(&dry, &bare) > 2.0,
+        "the garment changed nothing"
+    );
+    let region = |img: &RgbaImage| {
+        let mut s = 0.0;
+        for y in cy - 10..cy + 10 {
+            for x in cx - 10..cx + 10 {
+                s += luma(img.get_pixel(x, y));
+            }
+        }
+        s / 400.0
+    };
+    let (d, w) = (region(&dry), region(&wet));
+    eprintln!("garment luma: dry {d:.1}, wet {w:.1}");
+    assert!(
+        w < d - 10.0,
+        "wet cloth is not darker: dry {d:.1}, wet {w:.1}"
+    );
+}
+
+/// The ninja alone in Blinn-Phong, from the shared stage (no garments).
+fn stage_free_render(n: &NinjaStage, g: &Gpu) -> RgbaImage {
+    // The caller holds the stage's lock: render on a second stage of the same rig.
+    let mut stage =
+        drape::gpu::Stage::new(&g.ctx, &n.rig, drape::skin::SkinMethod::Dqs, &mut |_, _| {})
+            .unwrap();
+    stage
+        .render(
+            &g.ctx,
+            &n.rig,
+            n.rig.clip("stance"),
+            0.0,
+            Shading::BlinnPhong,
+            n.camera,
+            &[],
+            (NINJA_PX, NINJA_PX),
+        )
+        .unwrap()
+}

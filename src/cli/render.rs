@@ -270,6 +270,67 @@ fn write_gif(path: &PathBuf, frames: Vec<image::RgbaImage>, fps: f32) -> Result<
 mod tests {
     use super::*;
 
+    fn args() -> Args {
+        Args {
+            rig: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/rigs/ninja.glb")),
+            clip: None,
+            frames: Some("0..1".into()),
+            fps: 30.0,
+            size: "64x64".into(),
+            out: std::env::temp_dir().join("drape_render_cli_test"),
+            gif: None,
+            gif_width: 480,
+            no_png: false,
+            method: "lbs".into(),
+            shader: "texture".into(),
+            camera: "auto".into(),
+        }
+    }
+
+    /// Bad input is refused before any GPU work, with a message naming the problem.
+    #[test]
+    fn bad_rig_clip_and_options_are_named() {
+        let err = |a: Args| run(a).unwrap_err().to_string();
+        let e = err(Args {
+            rig: "/no/such/rig.glb".into(),
+            ..args()
+        });
+        assert!(e.contains("--rig") && e.contains("/no/such/rig.glb"), "{e}");
+        let e = err(Args {
+            clip: Some("moonwalk".into()),
+            ..args()
+        });
+        assert!(
+            e.contains("no clip 'moonwalk'") && e.contains("roundhouse_kick"),
+            "{e}"
+        );
+        let e = err(Args {
+            size: "12x12".into(),
+            ..args()
+        });
+        assert!(e.contains("--size"), "{e}");
+        let e = err(Args {
+            shader: "pastel".into(),
+            ..args()
+        });
+        assert!(e.contains("--shader") && e.contains("toon"), "{e}");
+        let e = err(Args {
+            method: "magic".into(),
+            ..args()
+        });
+        assert!(e.contains("magic"), "{e}");
+        let e = err(Args {
+            camera: "0,95".into(),
+            ..args()
+        });
+        assert!(e.contains("camera"), "{e}");
+        let e = err(Args {
+            no_png: true,
+            ..args()
+        });
+        assert!(e.contains("--no-png"), "{e}");
+    }
+
     #[test]
     fn sizes_and_ranges_parse_and_bad_ones_name_the_problem() {
         assert_eq!(parse_size("1280x720").unwrap(), (1280, 720));
