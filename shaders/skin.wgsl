@@ -66,7 +66,8 @@ struct OutVertex {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> vertices: array<SkinVertex>;
 @group(0) @binding(2) var<storage, read> palette: array<Joint>;
-// Per-vertex centre of rotation p* (xyz, bind space), read by CoR only.
+// Per-vertex centre of rotation p* (xyz, bind space; w = 1, or w = 0 for "no centre": DQS),
+// read by CoR only.
 @group(0) @binding(3) var<storage, read> cor_centers: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> out_vertices: array<OutVertex>;
 
@@ -179,9 +180,8 @@ fn skin_main(@builtin(global_invocation_id) gid: vec3<u32>) {
             let q = palette[j].dq_real;
             let sw = select(w, -w, dot(q, q_ref) < 0.0);
             real += sw * q;
-            if params.method == 1u {
-                dual += sw * palette[j].dq_dual;
-            }
+            // CoR needs the dual part too: vertices without a centre fall back to DQS.
+            dual += sw * palette[j].dq_dual;
             s0 += w * palette[j].scale_col0.xyz;
             s1 += w * palette[j].scale_col1.xyz;
             s2 += w * palette[j].scale_col2.xyz;
@@ -194,7 +194,9 @@ fn skin_main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let h = vec4<f32>(p, 1.0);
         p_out = vec3<f32>(dot(row0, h), dot(row1, h), dot(row2, h));
         n_out = inverse_transpose_rows(row0.xyz, row1.xyz, row2.xyz, n);
-    } else if params.method == 1u {
+    } else if params.method == 1u || cor_centers[i].w == 0.0 {
+        // DQS, and CoR where the vertex has no centre (w = 0: no triangle with similar
+        // weights, Le & Hodgins 2016 §4.1), as drape::skin::cor does on the CPU.
         let len = length(real);
         let c0 = real / len;
         let ce = dual / len;

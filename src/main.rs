@@ -26,6 +26,9 @@ enum Command {
     Scene(drape::cli::scene::Args),
     /// Benchmarks (`drape bench cloth`).
     Bench(drape::cli::bench::Args),
+    /// Render a clip offscreen (wgpu) to PNG frames and an animated GIF.
+    #[cfg(feature = "gpu")]
+    Render(drape::cli::render::Args),
 }
 
 fn main() {
@@ -36,6 +39,8 @@ fn main() {
         Command::Rig(a) => drape::cli::rig::run(a),
         Command::Scene(a) => drape::cli::scene::run(a),
         Command::Bench(a) => drape::cli::bench::run(a),
+        #[cfg(feature = "gpu")]
+        Command::Render(a) => drape::cli::render::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

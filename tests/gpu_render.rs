@@ -941,3 +941,322 @@ fn golden_tolerance_absorbs_subpixel_shifts() {
     );
     assert!(worst_f < GOLDEN_MAD_FULL * 0.5, "full res: {worst_f:.2}");
 }
+
+// ---- The built-in ninja in every shader -------------------------------------------------
+
+/// Side of the ninja golden frames, pixels (small: lavapipe renders on the CPU).
+const NINJA_PX: u32 = 256;
+
+struct NinjaStage {
+    rig: drape::rig::Rig,
+    stage: Mutex<drape::gpu::Stage>,
+    camera: Camera,
+}
+
+fn ninja(test: &str) -> Option<&'static NinjaStage> {
+    let g = gpu(test)?;
+    static NINJA: OnceLock<NinjaStage> = OnceLock::new();
+    Some(NINJA.get_or_init(|| {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("rigs/ninja.glb");
+        let rig = drape::asset::load_rig(&path).expect("rigs/ninja.glb loads");
+        let stage =
+            drape::gpu::Stage::new(&g.ctx, &rig, drape::skin::SkinMethod::Dqs, &mut |_, _| {})
+                .expect("the ninja uploads");
+        let clip = rig.clip("stance");
+        let bounds = drape::gpu::stage::clip_bounds(&rig, clip, &[0.0]).expect("vertices");
+        let camera = drape::gpu::CameraView::Auto.camera(bounds, 1.0, 1.1);
+        NinjaStage {
+            rig,
+            stage: Mutex::new(stage),
+            camera,
+        }
+    }))
+}
+
+/// The ninja in its stance, one shader: a real picture (not blank, not uniform, the figure
+/// covers a plausible part of the frame and stands out from the background), then its golden
+/// image `tests/golden/ninja_<shader>.png`.
+fn check_ninja(shading: Shading) {
+    let name = format!("ninja_{}", shading.name());
+    let Some(n) = ninja(&name) else { return };
+    let g = gpu(&name).unwrap();
+    let clip = n.rig.clip("stance");
+    let img = n
+        .stage
+        .lock()
+        .unwrap()
+        .render(
+            &g.ctx,
+            &n.rig,
+            clip,
+            0.0,
+            shading,
+            n.camera,
+            &[],
+            (NINJA_PX, NINJA_PX),
+        )
+        .expect("renders");
+    let lumas: Vec<f64> = img.pixels().map(luma).collect();
+    let mean = lumas.iter().sum::<f64>() / lumas.len() as f64;
+    let sigma = (lumas.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / lumas.len() as f64).sqrt();
+    assert!(
+        sigma > 10.0,
+        "{name}: nearly uniform frame (σ = {sigma:.2})"
+    );
+    // The figure: the middle column from head to feet is mostly not background, and the figure's
+    // pixels differ from the ground's beside it.
+    let covered = img.pixels().filter(|p| !is_background(p)).count() as f64;
+    let frac = covered / (NINJA_PX * NINJA_PX) as f64;
+    assert!(
+        frac > 0.2,
+        "{name}: only {:.0} % of the frame drawn",
+        frac * 100.0
+    );
+    let centre = img.get_pixel(NINJA_PX / 2, NINJA_PX / 2);
+    assert!(
+        !is_background(centre) || shading == Shading::Wireframe,
+        "{name}: background at the centre"
+    );
+    check_golden(&name, &img);
+}
+
+#[test]
+fn ninja_wireframe() {
+    check_ninja(Shading::Wireframe);
+}
+#[test]
+fn ninja_normals() {
+    check_ninja(Shading::Normals);
+}
+#[test]
+fn ninja_phong() {
+    check_ninja(Shading::BlinnPhong);
+}
+#[test]
+fn ninja_texture() {
+    check_ninja(Shading::Textured);
+}
+#[test]
+fn ninja_bump() {
+    check_ninja(Shading::Bump);
+}
+#[test]
+fn ninja_displace() {
+    check_ninja(Shading::Displacement);
+}
+#[test]
+fn ninja_mirror() {
+    check_ninja(Shading::Mirror);
+}
+#[test]
+fn ninja_toon() {
+    check_ninja(Shading::Toon);
+}
+
+/// Shaders must look different on the ninja too: every pair of shaders is further apart than
+/// the golden tolerance, so a shader that silently falls back to another fails its golden test.
+#[test]
+fn ninja_shaders_are_told_apart() {
+    let Some(n) = ninja("ninja_shaders_are_told_apart") else {
+        return;
+    };
+    let g = gpu("ninja_shaders_are_told_apart").unwrap();
+    let clip = n.rig.clip("stance");
+    let mut stage = n.stage.lock().unwrap_or_else(|e| e.into_inner());
+    let imgs: Vec<(Shading, RgbaImage)> = Shading::ALL
+        .iter()
+        .map(|&s| {
+            let img = stage
+                .render(
+                    &g.ctx,
+                    &n.rig,
+                    clip,
+                    0.0,
+                    s,
+                    n.camera,
+                    &[],
+                    (NINJA_PX, NINJA_PX),
+                )
+                .unwrap();
+            (s, img)
+        })
+        .collect();
+    // Bump and displacement add a fine weave to the textured look: told apart from it (and
+    // each other) by their fine detail, not by the golden tolerance.
+    let fine = [Shading::Textured, Shading::Bump, Shading::Displacement];
+    // Measured on the torso (the middle of the frame, above the ground behind the legs).
+    let rough = |s: Shading| {
+        let img = &imgs.iter().find(|(t, _)| *t == s).unwrap().1;
+        let (w, h) = img.dimensions();
+        roughness(&image::imageops::crop_imm(img, w * 2 / 5, h / 5, w / 5, h / 4).to_image())
+    };
+    for s in [Shading::Bump, Shading::Displacement] {
+        eprintln!(
+            "roughness {}: {:.2} vs texture {:.2}",
+            s.name(),
+            rough(s),
+            rough(Shading::Textured)
+        );
+        assert!(
+            rough(s) > rough(Shading::Textured) * 1.05,
+            "{} adds no detail to the ninja",
+            s.name()
+        );
+    }
+    for i in 0..imgs.len() {
+        for j in i + 1..imgs.len() {
+            if fine.contains(&imgs[i].0) && fine.contains(&imgs[j].0) {
+                continue;
+            }
+            let (q, _) = golden_distance(&imgs[i].1, &imgs[j].1);
+            eprintln!("{} vs {}: {q:.2}", imgs[i].0.name(), imgs[j].0.name());
+            assert!(
+                q > GOLDEN_MAD_QUARTER,
+                "{} and {} differ by only {q:.2} on the ninja",
+                imgs[i].0.name(),
+                imgs[j].0.name()
+            );
+        }
+    }
+}
+
+/// docs/render_shaders.png: the ninja in its stance in every shader, one contact image (left to
+/// right, top to bottom: wireframe, normals, phong, texture; bump, displace, mirror, toon).
+/// `cargo test --no-default-features --features gpu --test gpu_render -- --ignored write_ninja_docs`
+#[test]
+#[ignore]
+fn write_ninja_docs() {
+    let Some(n) = ninja("write_ninja_docs") else {
+        return;
+    };
+    let g = gpu("write_ninja_docs").unwrap();
+    let (w, h) = (300u32, 400u32);
+    let clip = n.rig.clip("stance");
+    let bounds = drape::gpu::stage::clip_bounds(&n.rig, clip, &[0.0]).unwrap();
+    let camera = drape::gpu::CameraView::Auto.camera(bounds, w as f32 / h as f32, 1.1);
+    let mut sheet = RgbaImage::new(w * 4, h * 2);
+    let mut stage = n.stage.lock().unwrap_or_else(|e| e.into_inner());
+    for (k, s) in Shading::ALL.iter().enumerate() {
+        let img = stage
+            .render(&g.ctx, &n.rig, clip, 0.0, *s, camera, &[], (w, h))
+            .unwrap();
+        image::imageops::replace(
+            &mut sheet,
+            &img,
+            (k as u32 % 4 * w) as i64,
+            (k as u32 / 4 * h) as i64,
+        );
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/render_shaders.png");
+    sheet.save(&path).unwrap();
+    eprintln!("wrote {}", path.display());
+}
+
+/// The garment hook: a square cloth (given as plain arrays, as a simulation hands it over)
+/// hung in front of the ninja's chest is drawn, and soaking it darkens it.
+#[test]
+fn ninja_wears_a_garment_and_wetness_darkens_it() {
+    let Some(n) = ninja("ninja_wears_a_garment_and_wetness_darkens_it") else {
+        return;
+    };
+    let g = gpu("ninja_wears_a_garment_and_wetness_darkens_it").unwrap();
+    let clip = n.rig.clip("stance");
+    let bounds = drape::gpu::stage::clip_bounds(&n.rig, clip, &[0.0]).unwrap();
+    let centre = (bounds.0 + bounds.1) * 0.5;
+    // 0.6 m square, 0.4 m towards the camera from the body's centre, facing the camera.
+    let to_eye = (n.camera.eye - centre).normalize();
+    let right = Vec3::Y.cross(to_eye).normalize();
+    let k = 8usize;
+    let mut positions = Vec::new();
+    for j in 0..=k {
+        for i in 0..=k {
+            let (u, v) = (i as f32 / k as f32 - 0.5, j as f32 / k as f32 - 0.5);
+            positions.push(centre + to_eye * 0.4 + right * (0.6 * u) + Vec3::Y * (0.6 * v));
+        }
+    }
+    let mut triangles = Vec::new();
+    for j in 0..k as u32 {
+        for i in 0..k as u32 {
+            let a = j * (k as u32 + 1) + i;
+            let b = a + k as u32 + 1;
+            triangles.extend_from_slice(&[a, a + 1, b, a + 1, b + 1, b]);
+        }
+    }
+    let material = ObjectMaterial {
+        base_color: Vec4::new(0.8, 0.2, 0.15, 1.0),
+        ..Default::default()
+    };
+    let mut stage = n.stage.lock().unwrap_or_else(|e| e.into_inner());
+    let mut frame = |wet: f32| {
+        let wetness = vec![wet; positions.len()];
+        let garment = drape::gpu::GarmentFrame {
+            name: "square",
+            positions: &positions,
+            normals: &[],
+            triangles: &triangles,
+            wetness: &wetness,
+            material,
+        };
+        stage
+            .render(
+                &g.ctx,
+                &n.rig,
+                clip,
+                0.0,
+                Shading::BlinnPhong,
+                n.camera,
+                &[garment],
+                (NINJA_PX, NINJA_PX),
+            )
+            .unwrap()
+    };
+    let bare = stage_free_render(n, g);
+    let dry = frame(0.0);
+    let wet = frame(1.0);
+    // The garment covers the middle of the frame: red where the body was.
+    let (cx, cy) = (NINJA_PX / 2, NINJA_PX / 2);
+    let p = dry.get_pixel(cx, cy);
+    assert!(
+        p[0] as i32 > p[2] as i32 + 40,
+        "no red cloth at the centre: {p:?}"
+    );
+    assert!(
+        mean_abs_diff(&dry, &bare) > 2.0,
+        "the garment changed nothing"
+    );
+    let region = |img: &RgbaImage| {
+        let mut s = 0.0;
+        for y in cy - 10..cy + 10 {
+            for x in cx - 10..cx + 10 {
+                s += luma(img.get_pixel(x, y));
+            }
+        }
+        s / 400.0
+    };
+    let (d, w) = (region(&dry), region(&wet));
+    eprintln!("garment luma: dry {d:.1}, wet {w:.1}");
+    assert!(
+        w < d - 10.0,
+        "wet cloth is not darker: dry {d:.1}, wet {w:.1}"
+    );
+}
+
+/// The ninja alone in Blinn-Phong, from the shared stage (no garments).
+fn stage_free_render(n: &NinjaStage, g: &Gpu) -> RgbaImage {
+    // The caller holds the stage's lock: render on a second stage of the same rig.
+    let mut stage =
+        drape::gpu::Stage::new(&g.ctx, &n.rig, drape::skin::SkinMethod::Dqs, &mut |_, _| {})
+            .unwrap();
+    stage
+        .render(
+            &g.ctx,
+            &n.rig,
+            n.rig.clip("stance"),
+            0.0,
+            Shading::BlinnPhong,
+            n.camera,
+            &[],
+            (NINJA_PX, NINJA_PX),
+        )
+        .unwrap()
+}

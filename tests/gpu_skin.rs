@@ -402,74 +402,9 @@ fn palette_from_pose_composes_world_and_inverse_bind() {
     assert_eq!(pal[1], JointPalette::from_world_from_bind(&world[0]));
 }
 
-// ---- The CPU reference (PHYSICS.md §4), in f64 -------------------------------------------
-
-/// Skins one vertex on the CPU the way PHYSICS.md §4 states it, in double precision.
-/// TODO(merge): once `drape::skin` (LBS/DQS/CoR on the CPU) is merged, replace the call to this
-/// function in `gpu_skin_matches_cpu_skin_reference` with `drape::skin`'s, keeping the
-/// 1e-4 × model-size tolerance.
-fn reference_skin(
-    method: GpuSkinMethod,
-    p: Vec3,
-    center: Vec3,
-    influences: &[(usize, f32)],
-    palette: &[Mat4],
-) -> Vec3 {
-    use glam::{DMat3, DMat4, DQuat, DVec3};
-    let total: f64 = influences.iter().map(|&(_, w)| w as f64).sum();
-    let p = p.as_dvec3();
-    let mats: Vec<DMat4> = palette.iter().map(|m| m.as_dmat4()).collect();
-    let lbs = |x: DVec3| {
-        influences
-            .iter()
-            .map(|&(j, w)| mats[j].transform_point3(x) * (w as f64 / total))
-            .fold(DVec3::ZERO, |a, b| a + b)
-    };
-    if method == GpuSkinMethod::Lbs {
-        return lbs(p).as_vec3();
-    }
-    // Rigid part and scale part of each joint: A = R S (A here is rotation × scale by
-    // construction, so R = A's normalised columns).
-    let parts: Vec<(DQuat, DMat3, DVec3)> = mats
-        .iter()
-        .map(|m| {
-            let (s, r, t) = m.to_scale_rotation_translation();
-            let sm = DMat3::from_diagonal(s);
-            (r, sm, t)
-        })
-        .collect();
-    let strongest = influences
-        .iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap()
-        .0;
-    let q_ref = parts[strongest].0;
-    let mut s_blend = DMat3::ZERO;
-    let (mut b0, mut be) = (glam::DVec4::ZERO, glam::DVec4::ZERO);
-    for &(j, w) in influences {
-        let w = w as f64 / total;
-        let (r, s, t) = parts[j];
-        s_blend += s * w;
-        let sign = if r.dot(q_ref) < 0.0 { -w } else { w };
-        let dual = DQuat::from_xyzw(t.x, t.y, t.z, 0.0) * r * 0.5;
-        b0 += glam::DVec4::from(r) * sign;
-        be += glam::DVec4::from(dual) * sign;
-    }
-    let len = b0.length();
-    let c0 = DQuat::from_vec4(b0 / len);
-    if method == GpuSkinMethod::Dqs {
-        let ce = be / len;
-        let (v0, w0) = (DVec3::new(c0.x, c0.y, c0.z), c0.w);
-        let (ve, we) = (ce.truncate(), ce.w);
-        let t = 2.0 * (w0 * ve - we * v0 + v0.cross(ve));
-        return (c0 * (s_blend * p) + t).as_vec3();
-    }
-    let c = center.as_dvec3();
-    (c0 * (s_blend * (p - c)) + lbs(c)).as_vec3()
-}
-
-/// The GPU skinning matches a CPU reference on a random mesh with 4 and 8 influences, random
-/// rotations, translations and Mixamo-style uniform scales, to 1e-4 of the model size.
+/// The GPU skinning matches `drape::skin` (the CPU skinning that matches Blender) on a random
+/// mesh with 4 and 8 influences, random rotations, translations and Mixamo-style uniform scales,
+/// and CoR vertices without a centre (DQS on both sides), to 1e-4 of the model size.
 #[test]
 fn gpu_skin_matches_cpu_skin_reference() {
     let Some(g) = gpu("gpu_skin_matches_cpu_skin_reference") else {
@@ -503,9 +438,18 @@ fn gpu_skin_matches_cpu_skin_reference() {
     let positions: Vec<Vec3> = (0..n)
         .map(|_| Vec3::new(rnd() - 0.5, rnd(), rnd() - 0.5) * size)
         .collect();
+    // Every 7th vertex has no centre of rotation (NaN, as `CorCenters` marks it).
     let centers: Vec<Vec3> = positions
         .iter()
-        .map(|p| *p + Vec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5) * 0.1)
+        .enumerate()
+        .map(|(i, p)| {
+            let c = *p + Vec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5) * 0.1;
+            if i % 7 == 3 {
+                Vec3::NAN
+            } else {
+                c
+            }
+        })
         .collect();
     let mut joints = Vec::new();
     let mut weights = Vec::new();
@@ -539,33 +483,46 @@ fn gpu_skin_matches_cpu_skin_reference() {
             }
         }
     }
+    let cpu_palette = drape::skin::Palette::from_matrices(&palette);
+    let cor = drape::skin::CorCenters {
+        centers: centers.clone(),
+        sigma: 0.1,
+    };
     for eight in [false, true] {
+        // Renormalise the influences used (the loader does the same for files; the GPU divides
+        // by the total itself, the CPU expects weights that sum to 1).
+        let (mut weights, mut weights1) = (weights.clone(), weights1.clone());
+        for i in 0..n {
+            let total: f32 =
+                weights[i].iter().sum::<f32>() + if eight { weights1[i].iter().sum() } else { 0.0 };
+            weights[i].iter_mut().for_each(|w| *w /= total);
+            weights1[i].iter_mut().for_each(|w| *w /= total);
+        }
         let mesh = SkinnedMesh {
             name: "random".into(),
             positions: positions.clone(),
             normals: vec![Vec3::Y; n],
             joints: joints.clone(),
-            weights: weights.clone(),
+            weights,
             joints1: if eight { joints1.clone() } else { vec![] },
-            weights1: if eight { weights1.clone() } else { vec![] },
+            weights1: if eight { weights1 } else { vec![] },
             indices: vec![0, 1, 2],
             skin: Some(0),
             ..Default::default()
         };
         for method in ALL {
             let (gpu_p, _) = skin(g, &mesh, &palette, method, Some(&centers));
-            let mut worst = 0.0f32;
-            for i in 0..n {
-                let mut inf: Vec<(usize, f32)> = (0..4)
-                    .map(|k| (joints[i][k] as usize, weights[i][k]))
-                    .collect();
-                if eight {
-                    inf.extend((0..4).map(|k| (joints1[i][k] as usize, weights1[i][k])));
-                }
-                inf.retain(|&(_, w)| w > 0.0);
-                let want = reference_skin(method, positions[i], centers[i], &inf, &palette);
-                worst = worst.max((gpu_p[i] - want).length());
-            }
+            let (mut cpu_p, mut cpu_n) = (Vec::new(), Vec::new());
+            drape::skin::skin_mesh(
+                &mesh,
+                &mesh.normals,
+                &cpu_palette,
+                cpu_method(method),
+                Some(&cor),
+                &mut cpu_p,
+                &mut cpu_n,
+            );
+            let worst = max_distance(&gpu_p, &cpu_p);
             eprintln!(
                 "{method:?} ({} influences): worst |GPU − CPU| = {worst:.2e} m",
                 if eight { 8 } else { 4 }
@@ -573,6 +530,142 @@ fn gpu_skin_matches_cpu_skin_reference() {
             assert!(worst <= 1e-4 * size, "{method:?}: {worst} > 1e-4 × {size}");
         }
     }
+}
+
+fn cpu_method(m: GpuSkinMethod) -> drape::skin::SkinMethod {
+    match m {
+        GpuSkinMethod::Lbs => drape::skin::SkinMethod::Lbs,
+        GpuSkinMethod::Dqs => drape::skin::SkinMethod::Dqs,
+        GpuSkinMethod::Cor => drape::skin::SkinMethod::Cor,
+    }
+}
+
+/// The largest |a_i − b_i|; infinite when the lengths differ or a value is not finite (so a NaN
+/// cannot pass a tolerance).
+fn max_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
+    if a.len() != b.len() {
+        return f32::INFINITY;
+    }
+    a.iter().zip(b).fold(0.0f32, |worst, (p, q)| {
+        let d = (*p - *q).length();
+        if d.is_finite() {
+            worst.max(d)
+        } else {
+            f32::INFINITY
+        }
+    })
+}
+
+/// A real rig, posed by one of its clips, skinned on the GPU (`GpuCharacter`, the path the
+/// renderer uses) and by `drape::skin::Skinner` with each method; every skinned mesh must agree
+/// to 1e-4 of the model size (the diagonal of the posed bounds). Returns the worst errors.
+fn compare_rig_with_cpu(g: &Gpu, path: &std::path::Path, clip: &str, at: f32) -> Vec<f32> {
+    use drape::skin::Skinner;
+    let rig = drape::asset::load_rig(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let clip = rig
+        .clip(clip)
+        .unwrap_or_else(|| panic!("{} has no clip {clip}", path.display()));
+    let mut world = Vec::new();
+    let mut pose = drape::anim::Pose::rest(&rig.skeleton);
+    drape::gpu::stage::pose_at(
+        &rig,
+        Some(clip),
+        at * rig.clips[clip].duration(),
+        &mut pose,
+        &mut world,
+    );
+    let mut skinner = Skinner::new(&rig);
+    skinner.prepare_cor(&rig, &mut |_, _| {});
+    let mut renderer = drape::gpu::Renderer::new(&g.ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
+    let mut character = drape::gpu::GpuCharacter::new(&g.ctx, &g.pipeline, &mut renderer, &rig)
+        .expect("the rig uploads");
+    let skinned: Vec<usize> = (0..rig.meshes.len())
+        .filter(|&m| character.skinned_mut(m).is_some())
+        .collect();
+    assert!(!skinned.is_empty(), "{}: no skinned mesh", path.display());
+    for &m in &skinned {
+        let c = skinner.cor_centers(m).expect("CoR centres prepared");
+        assert!(c.valid_count() > 0);
+        let centers = c.centers.clone();
+        character
+            .skinned_mut(m)
+            .unwrap()
+            .set_cor_centers(&g.ctx, &centers)
+            .unwrap();
+    }
+    let mut worst_all = Vec::new();
+    for method in ALL {
+        skinner.update(&rig, &world, cpu_method(method));
+        let mut encoder = g.ctx.device.create_command_encoder(&Default::default());
+        character
+            .encode_skinning(&g.ctx, &g.pipeline, &mut encoder, &rig, &world, method)
+            .unwrap();
+        g.ctx.queue.submit([encoder.finish()]);
+        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+        let mut worst = 0.0f32;
+        for &m in &skinned {
+            let cpu = skinner.positions(m);
+            cpu.iter().for_each(|p| {
+                lo = lo.min(*p);
+                hi = hi.max(*p);
+            });
+            let (gpu_p, gpu_n) = character.skinned_mut(m).unwrap().read_back(&g.ctx).unwrap();
+            worst = worst.max(max_distance(&gpu_p, cpu));
+            // Normals: unit vectors, compared as directions.
+            let normal_err = max_distance(&gpu_n, skinner.normals(m));
+            assert!(
+                normal_err < 2e-3,
+                "{method:?} mesh {m}: normals differ by {normal_err}"
+            );
+        }
+        let size = (hi - lo).length();
+        eprintln!(
+            "{} {method:?}: worst |GPU − CPU| = {worst:.2e} (model size {size:.3}, ratio {:.1e})",
+            path.file_name().unwrap().to_string_lossy(),
+            worst / size
+        );
+        assert!(
+            worst <= 1e-4 * size,
+            "{}: {method:?} GPU and CPU differ by {worst} > 1e-4 × {size}",
+            path.display()
+        );
+        worst_all.push(worst / size);
+    }
+    worst_all
+}
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The built-in ninja mid-roundhouse-kick (the kicking leg up, the hips turned: large joint
+/// rotations, where LBS, DQS and CoR differ most).
+#[test]
+fn gpu_skin_matches_drape_skin_on_the_ninja_mid_kick() {
+    let Some(g) = gpu("gpu_skin_matches_drape_skin_on_the_ninja_mid_kick") else {
+        return;
+    };
+    compare_rig_with_cpu(g, &repo("rigs/ninja.glb"), "roundhouse_kick", 0.5);
+}
+
+/// CesiumMan (Khronos sample: 19 joints, a Blender-style export with scale in the inverse
+/// binds) mid-walk.
+#[test]
+fn gpu_skin_matches_drape_skin_on_cesium_man() {
+    let Some(g) = gpu("gpu_skin_matches_drape_skin_on_cesium_man") else {
+        return;
+    };
+    let path = repo("../shared/rigs/khronos/CesiumMan/CesiumMan.glb");
+    if !path.exists() {
+        eprintln!(
+            "gpu_skin_matches_drape_skin_on_cesium_man: SKIPPED ({} missing)",
+            path.display()
+        );
+        return;
+    }
+    let rig = drape::asset::load_rig(&path).unwrap();
+    let clip = rig.clips[0].name.clone();
+    compare_rig_with_cpu(g, &path, &clip, 0.4);
 }
 
 /// Skinning time for a Mixamo-sized mesh (28,000 vertices, 4 influences, 65 joints) on this

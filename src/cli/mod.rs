@@ -16,6 +16,8 @@ impl CliError {
 
 pub mod bench;
 pub mod pose;
+#[cfg(feature = "gpu")]
+pub mod render;
 pub mod rig;
 pub mod scene;
 

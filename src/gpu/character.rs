@@ -40,6 +40,9 @@ impl GpuCharacter {
         rig: &Rig,
     ) -> Result<Self, GpuError> {
         let mut sets: Vec<Option<TextureSetId>> = vec![None; rig.textures.len()];
+        // Height map of every material: a plain weave (the bump and displacement shaders show
+        // it; the others ignore it). Characters wear cloth, and glTF has no height maps.
+        let weave = super::textures::weave_height(256, 32);
         let mut parts = Vec::with_capacity(rig.meshes.len());
         let mut materials = Vec::with_capacity(rig.meshes.len());
         for mesh in &rig.meshes {
@@ -78,7 +81,10 @@ impl GpuCharacter {
                 }
             };
             parts.push(part);
-            let mut m = ObjectMaterial::default();
+            let mut m = ObjectMaterial {
+                textures: TextureSetId::WEAVE,
+                ..Default::default()
+            };
             if let Some(mat) = mesh.material.and_then(|i| rig.materials.get(i as usize)) {
                 m.base_color = mat.base_color;
                 // glTF roughness → Blinn-Phong exponent (a common mapping: p = 2/α² − 2 with
@@ -90,7 +96,7 @@ impl GpuCharacter {
                 if let Some(t) = mat.base_color_texture.map(|t| t as usize) {
                     if let Some(tex) = rig.textures.get(t) {
                         let set = *sets[t].get_or_insert_with(|| {
-                            renderer.create_texture_set(ctx, &tex.name, Some(tex), None)
+                            renderer.create_texture_set(ctx, &tex.name, Some(tex), Some(&weave))
                         });
                         m.textures = set;
                     }

@@ -39,6 +39,7 @@ pub mod mesh;
 pub mod renderer;
 pub mod shaders;
 pub mod skin;
+pub mod stage;
 pub mod textures;
 
 pub use camera::Camera;
@@ -51,3 +52,4 @@ pub use renderer::{
     TextureSetId,
 };
 pub use skin::{GpuSkinMethod, GpuSkinnedMesh, JointPalette, SkinPipeline};
+pub use stage::{CameraView, GarmentFrame, Stage};

@@ -414,7 +414,18 @@ impl GpuSkinnedMesh {
                 self.mesh.vertex_count
             )));
         }
-        let data: Vec<[f32; 4]> = centers.iter().map(|c| [c.x, c.y, c.z, 1.0]).collect();
+        // w = 1 marks a centre; a non-finite one (the CPU's "no centre", `CorCenters`) is
+        // stored as w = 0 and skinned with DQS, as the CPU does.
+        let data: Vec<[f32; 4]> = centers
+            .iter()
+            .map(|c| {
+                if c.is_finite() {
+                    [c.x, c.y, c.z, 1.0]
+                } else {
+                    [0.0; 4]
+                }
+            })
+            .collect();
         ctx.queue
             .write_buffer(&self.centers, 0, bytemuck::cast_slice(&data));
         self.has_centers = true;
