@@ -82,9 +82,9 @@ impl PackedMesh {
                 let (p, nn) = (mesh.positions[i], normals[i]);
                 let (j, w) = (mesh.joints[i], mesh.weights[i]);
                 let mut order = [0usize, 1, 2, 3];
-                // Stable, descending; NaN weights compare as equal and keep their place.
-                order
-                    .sort_by(|&a, &b| w[b].partial_cmp(&w[a]).unwrap_or(std::cmp::Ordering::Equal));
+                // Stable and descending, so influence 0 is the first largest weight, the sign
+                // reference `strongest` picks. `total_cmp` keeps the order total for NaN input.
+                order.sort_by(|&a, &b| w[b].total_cmp(&w[a]));
                 PackedVertex {
                     p: [p.x, p.y, p.z, 1.0],
                     n: [nn.x, nn.y, nn.z, 0.0],
