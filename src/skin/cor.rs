@@ -529,6 +529,25 @@ pub fn skin_vertex<const N: usize, const MODE: u8>(
     )
 }
 
+/// One vertex: CoR where it has a centre (finite `center`), else DQS.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn skin_vertex_or_dqs<const N: usize, const MODE: u8>(
+    palette: &Palette,
+    common: &Mat3A,
+    j: &[u16; N],
+    w: &[f32; N],
+    p: Vec3A,
+    n: Vec3A,
+    center: Vec3,
+) -> (Vec3A, Vec3A) {
+    if center.x.is_finite() {
+        skin_vertex::<N, MODE>(palette, common, j, w, p, n, center.into())
+    } else {
+        dqs::skin_vertex::<N, MODE>(palette, common, j, w, p, n)
+    }
+}
+
 pub(crate) fn skin(
     input: &VertexInput,
     palette: &Palette,
@@ -578,12 +597,7 @@ fn skin_mode<const MODE: u8>(
     ) -> (Vec3A, Vec3A) {
         let (j, w) = input.influences::<N>(i);
         let (p, n) = (input.positions[i].into(), input.normals[i].into());
-        let c = centers[i];
-        if c.x.is_finite() {
-            skin_vertex::<N, MODE>(palette, common, &j, &w, p, n, c.into())
-        } else {
-            dqs::skin_vertex::<N, MODE>(palette, common, &j, &w, p, n)
-        }
+        skin_vertex_or_dqs::<N, MODE>(palette, common, &j, &w, p, n, centers[i])
     }
     if input.eight() {
         input.for_each(out_positions, out_normals, |i| {

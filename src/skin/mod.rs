@@ -11,6 +11,8 @@
 //! Output positions and normals are in glTF world space: the skinned mesh node's own transform is
 //! ignored (glTF 2.0 §3.7.3.3); rigid meshes (no skin) follow their node's world matrix.
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 pub mod cor;
 pub mod dqs;
 pub mod lbs;
@@ -233,6 +235,10 @@ pub struct Skinner {
     cor: Vec<Option<CorCenters>>,
     /// Unit +Y normals for meshes whose normal count does not match their positions.
     fallback_normals: Vec<Option<Vec<Vec3>>>,
+    /// Packed inputs of four-influence meshes for the AVX2 kernels (only where the CPU has
+    /// AVX2 and FMA); `None` meshes take the portable path.
+    #[cfg(target_arch = "x86_64")]
+    packed: Vec<Option<avx2::PackedMesh>>,
 }
 
 impl Skinner {
@@ -272,13 +278,39 @@ impl Skinner {
                 (m.normals.len() != m.positions.len()).then(|| vec![Vec3::Y; m.positions.len()])
             })
             .collect();
+        #[cfg(target_arch = "x86_64")]
+        let packed = rig
+            .meshes
+            .iter()
+            .zip(&fallback_normals)
+            .map(|(m, fallback): (&SkinnedMesh, &Option<Vec<Vec3>>)| {
+                let s = m.skin? as usize;
+                let len = *palette_len.get(s)?;
+                if !avx2::available() {
+                    return None;
+                }
+                avx2::PackedMesh::new(m, fallback.as_deref().unwrap_or(&m.normals), len)
+            })
+            .collect();
         Self {
             palettes: vec![Palette::default(); rig.skins.len()],
             palette_len,
             outputs,
             cor: vec![None; rig.meshes.len()],
             fallback_normals,
+            #[cfg(target_arch = "x86_64")]
+            packed,
         }
+    }
+
+    /// Runs only the portable kernels (`true`) or the fastest this CPU has (`false`, the
+    /// default). For comparing the two; results agree to float rounding.
+    pub fn force_portable(&mut self, portable: bool) {
+        #[cfg(target_arch = "x86_64")]
+        if portable {
+            self.packed.iter_mut().for_each(|p| *p = None);
+        }
+        let _ = portable;
     }
 
     /// Computes (or loads from the disk cache) the CoR centres of every skinned mesh. `progress`
@@ -289,7 +321,7 @@ impl Skinner {
                 continue;
             }
             let centers = cor::centers_cached(mesh, cor::DEFAULT_SIGMA, &mut |p| progress(i, p));
-            self.cor[i] = Some(centers);
+            self.store_cor(i, centers);
         }
     }
 
@@ -301,8 +333,16 @@ impl Skinner {
             .get(mesh)
             .is_some_and(|m| m.positions.len() == centers.centers.len())
         {
-            self.cor[mesh] = Some(centers);
+            self.store_cor(mesh, centers);
         }
+    }
+
+    fn store_cor(&mut self, mesh: usize, centers: CorCenters) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(Some(p)) = self.packed.get_mut(mesh) {
+            p.set_centers(Some(&centers.centers));
+        }
+        self.cor[mesh] = Some(centers);
     }
 
     pub fn cor_centers(&self, mesh: usize) -> Option<&CorCenters> {
@@ -324,6 +364,23 @@ impl Skinner {
             match palette {
                 Some(palette) if skinned => {
                     let cor = self.cor[i].as_ref();
+                    #[cfg(target_arch = "x86_64")]
+                    if let Some(packed) = &self.packed[i] {
+                        out.positions.resize(mesh.positions.len(), Vec3::ZERO);
+                        out.normals.resize(mesh.positions.len(), Vec3::Y);
+                        if avx2::skin(
+                            packed,
+                            mesh,
+                            normals,
+                            palette,
+                            method,
+                            cor.map(|c| c.centers.as_slice()),
+                            &mut out.positions,
+                            &mut out.normals,
+                        ) {
+                            continue;
+                        }
+                    }
                     skin_mesh(
                         mesh,
                         normals,

@@ -1,0 +1,958 @@
+//! AVX2 + FMA kernels for four-influence meshes: eight vertices at a time.
+//!
+//! The formulas are those of `lbs.rs`, `dqs.rs` and `cor.rs` (the portable per-vertex kernels,
+//! which stay the reference and the path for other CPUs, eight influences and per-joint stretch);
+//! only the evaluation order changes, so results agree to float rounding (FMA contracts the
+//! products, sums run strongest influence first).
+//!
+//! Shape of one block of eight vertices:
+//! 1. **Blend, one vertex at a time, in registers**: a palette entry is contiguous
+//!    (`Affine3A` = four 16-byte columns = two ymm loads), so Σ w_k S_k is two 8-wide FMAs per
+//!    influence with the weight broadcast from memory; quaternions are one 4-wide FMA each.
+//!    Gathering palette entries lane by lane instead would cost 12 gathers per influence.
+//! 2. **Transpose** the eight blended entries into structure-of-arrays registers (one lane per
+//!    vertex): 24 shuffles per 8×8 block.
+//! 3. **Everything else lane-parallel**: transform, cofactor normal matrix, quaternion
+//!    rotation and normalisation are then plain 8-wide arithmetic with no horizontal operations.
+//!
+//! The per-vertex inputs are packed once ([`PackedMesh`], built by `Skinner::new`) into one
+//! 64-byte record per vertex (position, normal, weights, joints) so the hot loop streams a single
+//! aligned array; joints are clamped to the palette there, and influences are sorted strongest
+//! first so the DQS sign reference (Kavan et al. 2008 §4.1) is always influence 0.
+
+use super::{cor, dqs, lbs, normal_matrix, Palette, StretchMode, CHUNK};
+use crate::math::{Mat3A, Vec3, Vec3A};
+use crate::rig::SkinnedMesh;
+use rayon::prelude::*;
+use std::arch::x86_64::*;
+
+/// Vertices per SIMD block (one ymm lane each).
+const LANES: usize = 8;
+
+/// Whether this CPU can run the kernels of this module.
+pub(crate) fn available() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+}
+
+/// One vertex's inputs, 64 bytes (one cache line).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PackedVertex {
+    /// Bind-space position, w = 1 (unused).
+    p: [f32; 4],
+    /// Bind-space normal, w = 0 (unused).
+    n: [f32; 4],
+    /// Weights, strongest first (stable: ties keep their file order).
+    w: [f32; 4],
+    /// Joint numbers in the order of `w`, clamped to `palette_len − 1`.
+    j: [u32; 4],
+}
+
+/// The packed inputs of one four-influence skinned mesh.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PackedMesh {
+    verts: Vec<PackedVertex>,
+    /// Palette length the joints were clamped against; the kernels refuse any other.
+    palette_len: usize,
+    /// CoR centre per vertex (w unused). A vertex without a centre and a single influence uses
+    /// its own position: `R S (p − p) + LBS(p)` is then exactly that joint's transform, what DQS
+    /// gives it too. Empty until centres are set.
+    centers: Vec<[f32; 4]>,
+    /// Per block of [`LANES`]: a vertex there has no centre but several influences, so the block
+    /// runs the portable CoR kernel (which falls back to DQS per vertex).
+    portable_cor_block: Vec<bool>,
+}
+
+impl PackedMesh {
+    /// Packs `mesh` (4 influences, `normals` as long as its positions) against a palette of
+    /// `palette_len` ≥ 1 joints; `None` where the mesh does not qualify.
+    pub(crate) fn new(mesh: &SkinnedMesh, normals: &[Vec3], palette_len: usize) -> Option<Self> {
+        let n = mesh.positions.len();
+        if palette_len == 0
+            || !mesh.joints1.is_empty()
+            || mesh.joints.len() != n
+            || mesh.weights.len() != n
+            || normals.len() != n
+        {
+            return None;
+        }
+        let last = (palette_len - 1) as u32;
+        let verts = (0..n)
+            .map(|i| {
+                let (p, nn) = (mesh.positions[i], normals[i]);
+                let (j, w) = (mesh.joints[i], mesh.weights[i]);
+                let mut order = [0usize, 1, 2, 3];
+                // Stable and descending, so influence 0 is the first largest weight, the sign
+                // reference `strongest` picks. `total_cmp` keeps the order total for NaN input.
+                order.sort_by(|&a, &b| w[b].total_cmp(&w[a]));
+                PackedVertex {
+                    p: [p.x, p.y, p.z, 1.0],
+                    n: [nn.x, nn.y, nn.z, 0.0],
+                    w: order.map(|k| w[k]),
+                    j: order.map(|k| (j[k] as u32).min(last)),
+                }
+            })
+            .collect();
+        Some(Self {
+            verts,
+            palette_len,
+            centers: Vec::new(),
+            portable_cor_block: Vec::new(),
+        })
+    }
+
+    /// Packs CoR centres (NaN where a vertex has none), or clears them.
+    pub(crate) fn set_centers(&mut self, centers: Option<&[Vec3]>) {
+        self.centers.clear();
+        self.portable_cor_block.clear();
+        let Some(centers) = centers.filter(|c| c.len() == self.verts.len()) else {
+            return;
+        };
+        self.portable_cor_block = vec![false; self.verts.len().div_ceil(LANES)];
+        for (i, (v, c)) in self.verts.iter().zip(centers).enumerate() {
+            let c = if c.is_finite() {
+                [c.x, c.y, c.z, 0.0]
+            } else {
+                if v.w.iter().filter(|&&w| w != 0.0).count() > 1 {
+                    self.portable_cor_block[i / LANES] = true;
+                }
+                v.p
+            };
+            self.centers.push(c);
+        }
+    }
+
+    pub(crate) fn has_centers(&self) -> bool {
+        !self.centers.is_empty()
+    }
+}
+
+/// Skins `mesh` with its packed form. Returns `false`, touching nothing, where these kernels do
+/// not apply (palette of another length, per-joint stretch for DQS/CoR); the caller then runs
+/// the portable path. `cor` must be the centres `packed` holds (`None`: DQS instead of CoR).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn skin(
+    packed: &PackedMesh,
+    mesh: &SkinnedMesh,
+    normals: &[Vec3],
+    palette: &Palette,
+    method: super::SkinMethod,
+    cor: Option<&[Vec3]>,
+    out_positions: &mut [Vec3],
+    out_normals: &mut [Vec3],
+) -> bool {
+    use super::SkinMethod;
+    let n = packed.verts.len();
+    if palette.len() != packed.palette_len
+        || out_positions.len() != n
+        || out_normals.len() != n
+        || mesh.positions.len() != n
+        || normals.len() != n
+        || !available()
+    {
+        return false;
+    }
+    let stretch = match (method, palette.stretch_mode) {
+        (SkinMethod::Lbs, _) => Mat3A::IDENTITY,
+        (_, StretchMode::Identity) => Mat3A::IDENTITY,
+        (_, StretchMode::Common(s)) => s,
+        (_, StretchMode::PerJoint) => return false,
+    };
+    let rigid = !matches!(palette.stretch_mode, StretchMode::Common(_));
+    let ctx = Ctx {
+        packed,
+        mesh,
+        normals,
+        palette,
+        stretch: Stretch::new(stretch),
+    };
+    let cor = cor.filter(|c| c.len() == n && packed.has_centers());
+    // SAFETY (all three): `available()` checked AVX2 and FMA above.
+    match (method, cor) {
+        (SkinMethod::Lbs, _) => run(out_positions, out_normals, &|b, op, on| unsafe {
+            ctx.lbs_chunk(b, op, on)
+        }),
+        (SkinMethod::Dqs, _) | (SkinMethod::Cor, None) => {
+            if rigid {
+                run(out_positions, out_normals, &|b, op, on| unsafe {
+                    ctx.dqs_chunk::<false>(b, op, on)
+                })
+            } else {
+                run(out_positions, out_normals, &|b, op, on| unsafe {
+                    ctx.dqs_chunk::<true>(b, op, on)
+                })
+            }
+        }
+        (SkinMethod::Cor, Some(c)) => {
+            if rigid {
+                run(out_positions, out_normals, &|b, op, on| unsafe {
+                    ctx.cor_chunk::<false>(c, b, op, on)
+                })
+            } else {
+                run(out_positions, out_normals, &|b, op, on| unsafe {
+                    ctx.cor_chunk::<true>(c, b, op, on)
+                })
+            }
+        }
+    }
+    true
+}
+
+/// Runs `f(first_vertex, positions, normals)` over fixed chunks in parallel (as
+/// `VertexInput::for_each`: each vertex is computed on its own, so the result does not depend on
+/// the thread count).
+fn run(
+    out_positions: &mut [Vec3],
+    out_normals: &mut [Vec3],
+    f: &(dyn Fn(usize, &mut [Vec3], &mut [Vec3]) + Sync),
+) {
+    out_positions
+        .par_chunks_mut(CHUNK)
+        .zip(out_normals.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, (op, on))| f(c * CHUNK, op, on));
+}
+
+/// A common scale/shear `S` and its normal matrix, as broadcast scalars (column-major).
+#[derive(Clone, Copy)]
+struct Stretch {
+    s: [f32; 9],
+    cof: [f32; 9],
+}
+
+impl Stretch {
+    fn new(s: Mat3A) -> Self {
+        let cols = |m: Mat3A| {
+            let a = m.to_cols_array();
+            [a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]]
+        };
+        Self {
+            s: cols(s),
+            cof: cols(normal_matrix(s)),
+        }
+    }
+}
+
+struct Ctx<'a> {
+    packed: &'a PackedMesh,
+    mesh: &'a SkinnedMesh,
+    normals: &'a [Vec3],
+    palette: &'a Palette,
+    stretch: Stretch,
+}
+
+type F = __m256;
+
+/// Three coordinates, one vertex per lane.
+#[derive(Clone, Copy)]
+struct V3 {
+    x: F,
+    y: F,
+    z: F,
+}
+
+impl Ctx<'_> {
+    /// The portable kernels' inputs for vertex `i` (tails and CoR fallback blocks).
+    #[inline(always)]
+    fn vertex(&self, i: usize) -> ([u16; 4], [f32; 4], Vec3A, Vec3A) {
+        (
+            self.mesh.joints[i],
+            self.mesh.weights[i],
+            self.mesh.positions[i].into(),
+            self.normals[i].into(),
+        )
+    }
+
+    fn common(&self) -> Mat3A {
+        Mat3A::from_cols_slice(&self.stretch.s)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn lbs_chunk(&self, base: usize, op: &mut [Vec3], on: &mut [Vec3]) {
+        let full = op.len() / LANES * LANES;
+        let verts = &self.packed.verts[base..base + op.len()];
+        let pal = self.palette.world_from_bind.as_ptr() as *const f32;
+        for b in (0..full).step_by(LANES) {
+            let v: &[PackedVertex; LANES] = verts[b..b + LANES].try_into().unwrap();
+            let (p, n) = load_pn(v);
+            let m = blend_affine(pal, v);
+            let (pp, nn) = lbs_soa(&m, p, n);
+            store(pp, op[b..b + LANES].as_mut_ptr());
+            store(nn, on[b..b + LANES].as_mut_ptr());
+        }
+        for k in full..op.len() {
+            let (j, w, p, n) = self.vertex(base + k);
+            let (pp, nn) = lbs::skin_vertex::<4>(self.palette, &j, &w, p, n);
+            op[k] = pp.into();
+            on[k] = nn.into();
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn dqs_chunk<const STRETCH: bool>(&self, base: usize, op: &mut [Vec3], on: &mut [Vec3]) {
+        let full = op.len() / LANES * LANES;
+        let verts = &self.packed.verts[base..base + op.len()];
+        let rot = self.palette.rotation.as_ptr() as *const f32;
+        let dual = self.palette.dual.as_ptr() as *const f32;
+        for b in (0..full).step_by(LANES) {
+            let v: &[PackedVertex; LANES] = verts[b..b + LANES].try_into().unwrap();
+            let (mut p, mut n) = load_pn(v);
+            if STRETCH {
+                (p, n) = self.stretch_soa(p, n);
+            }
+            let (q, d) = blend_dq(rot, dual, v);
+            let (pp, nn) = dqs_soa(q, d, p, n);
+            store(pp, op[b..b + LANES].as_mut_ptr());
+            store(nn, on[b..b + LANES].as_mut_ptr());
+        }
+        let common = self.common();
+        for k in full..op.len() {
+            let (j, w, p, n) = self.vertex(base + k);
+            let (pp, nn) = if STRETCH {
+                dqs::skin_vertex::<4, { dqs::MODE_COMMON }>(self.palette, &common, &j, &w, p, n)
+            } else {
+                dqs::skin_vertex::<4, { dqs::MODE_IDENTITY }>(self.palette, &common, &j, &w, p, n)
+            };
+            op[k] = pp.into();
+            on[k] = nn.into();
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn cor_chunk<const STRETCH: bool>(
+        &self,
+        centers: &[Vec3],
+        base: usize,
+        op: &mut [Vec3],
+        on: &mut [Vec3],
+    ) {
+        let full = op.len() / LANES * LANES;
+        let verts = &self.packed.verts[base..base + op.len()];
+        let packed_centers = &self.packed.centers[base..base + op.len()];
+        let pal = self.palette.world_from_bind.as_ptr() as *const f32;
+        let rot = self.palette.rotation.as_ptr() as *const f32;
+        let common = self.common();
+        let portable = |k: usize, op: &mut [Vec3], on: &mut [Vec3]| {
+            let (j, w, p, n) = self.vertex(base + k);
+            let (pp, nn) = if STRETCH {
+                cor::skin_vertex_or_dqs::<4, { dqs::MODE_COMMON }>(
+                    self.palette,
+                    &common,
+                    &j,
+                    &w,
+                    p,
+                    n,
+                    centers[base + k],
+                )
+            } else {
+                cor::skin_vertex_or_dqs::<4, { dqs::MODE_IDENTITY }>(
+                    self.palette,
+                    &common,
+                    &j,
+                    &w,
+                    p,
+                    n,
+                    centers[base + k],
+                )
+            };
+            op[k] = pp.into();
+            on[k] = nn.into();
+        };
+        for b in (0..full).step_by(LANES) {
+            // CHUNK is a multiple of LANES, so blocks never straddle chunks.
+            if self.packed.portable_cor_block[(base + b) / LANES] {
+                for k in b..b + LANES {
+                    portable(k, op, on);
+                }
+                continue;
+            }
+            let v: &[PackedVertex; LANES] = verts[b..b + LANES].try_into().unwrap();
+            let c: &[[f32; 4]; LANES] = packed_centers[b..b + LANES].try_into().unwrap();
+            let (p, n) = load_pn(v);
+            let c = load_v3(c);
+            let (m, q) = blend_affine_rotation(pal, rot, v);
+            // p' = R(q) S (p − p*) + LBS(p*), n' = R(q) cof(S) n (Le & Hodgins 2016, §5).
+            let lbs_c = affine_point(&m, c);
+            let mut d = sub3(p, c);
+            let mut n = n;
+            if STRETCH {
+                (d, n) = self.stretch_soa(d, n);
+            }
+            let inv_len2 = inverse_length_squared(q);
+            let v0 = V3 {
+                x: q[0],
+                y: q[1],
+                z: q[2],
+            };
+            let pp = add3(rotate(v0, q[3], inv_len2, d), lbs_c);
+            let nn = normalize_safe(rotate(v0, q[3], inv_len2, n));
+            store(pp, op[b..b + LANES].as_mut_ptr());
+            store(nn, on[b..b + LANES].as_mut_ptr());
+        }
+        for k in full..op.len() {
+            portable(k, op, on);
+        }
+    }
+
+    /// `(S p, cof(S) n)` for the common stretch (two-phase skinning, Kavan et al. 2008 §4.3).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn stretch_soa(&self, p: V3, n: V3) -> (V3, V3) {
+        (mat3_mul(&self.stretch.s, p), mat3_mul(&self.stretch.cof, n))
+    }
+}
+
+// ---- Blending (per vertex, in registers) and transposes -------------------------------------
+
+/// Positions and normals of eight packed vertices, lane per vertex.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn load_pn(v: &[PackedVertex; LANES]) -> (V3, V3) {
+    // One ymm per vertex: [px py pz 1 | nx ny nz 0].
+    let rows: [F; LANES] = std::array::from_fn(|l| unsafe { _mm256_loadu_ps(v[l].p.as_ptr()) });
+    let t = transpose8(rows);
+    (
+        V3 {
+            x: t[0],
+            y: t[1],
+            z: t[2],
+        },
+        V3 {
+            x: t[4],
+            y: t[5],
+            z: t[6],
+        },
+    )
+}
+
+/// xyz of eight 16-byte records, lane per record.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn load_v3(c: &[[f32; 4]; LANES]) -> V3 {
+    let t = transpose4x8(std::array::from_fn(|l| unsafe {
+        _mm_loadu_ps(c[l].as_ptr())
+    }));
+    V3 {
+        x: t[0],
+        y: t[1],
+        z: t[2],
+    }
+}
+
+/// Σ w_k S_k for eight vertices. `pal` points at `Affine3A`s (16 floats: three columns and the
+/// translation, each padded to four lanes). Returns columns c0, c1, c2, t as 12 lane vectors
+/// (c0.x, c0.y, c0.z, c1.x, …, t.z).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn blend_affine(pal: *const f32, v: &[PackedVertex; LANES]) -> [F; 12] {
+    let mut lo = [_mm256_setzero_ps(); LANES];
+    let mut hi = [_mm256_setzero_ps(); LANES];
+    for l in 0..LANES {
+        let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+        for k in 0..4 {
+            let w = _mm256_broadcast_ss(&v[l].w[k]);
+            let m = pal.add(v[l].j[k] as usize * 16);
+            a = _mm256_fmadd_ps(_mm256_loadu_ps(m), w, a);
+            b = _mm256_fmadd_ps(_mm256_loadu_ps(m.add(8)), w, b);
+        }
+        lo[l] = a;
+        hi[l] = b;
+    }
+    affine_soa(transpose8(lo), transpose8(hi))
+}
+
+fn affine_soa(lo: [F; 8], hi: [F; 8]) -> [F; 12] {
+    [
+        lo[0], lo[1], lo[2], lo[4], lo[5], lo[6], hi[0], hi[1], hi[2], hi[4], hi[5], hi[6],
+    ]
+}
+
+/// The weight of influence `k` of `v` with the sign of `q_k · q_0` (antipodality, Kavan et al.
+/// 2008 §4.1; influence 0 is the strongest), broadcast; also returns q_k.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn signed_weight(
+    rot: *const f32,
+    v: &PackedVertex,
+    q0: __m128,
+    k: usize,
+) -> (__m128, __m128) {
+    let w = _mm_broadcast_ss(&v.w[k]);
+    let q = _mm_loadu_ps(rot.add(v.j[k] as usize * 4));
+    if k == 0 {
+        return (w, q);
+    }
+    // copysign(w, q·q0), as the portable kernel's `w.copysign(r.dot(reference))`.
+    let dot = _mm_dp_ps::<0xFF>(q, q0);
+    let sign = _mm_set1_ps(-0.0);
+    (_mm_or_ps(_mm_andnot_ps(sign, w), _mm_and_ps(sign, dot)), q)
+}
+
+/// Blended dual quaternions (real, dual; x y z w each) of eight vertices.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn blend_dq(
+    rot: *const f32,
+    dual: *const f32,
+    v: &[PackedVertex; LANES],
+) -> ([F; 4], [F; 4]) {
+    let mut real = [_mm_setzero_ps(); LANES];
+    let mut du = [_mm_setzero_ps(); LANES];
+    for l in 0..LANES {
+        let q0 = _mm_loadu_ps(rot.add(v[l].j[0] as usize * 4));
+        let (mut a, mut b) = (_mm_setzero_ps(), _mm_setzero_ps());
+        for k in 0..4 {
+            let (w, q) = signed_weight(rot, &v[l], q0, k);
+            a = _mm_fmadd_ps(q, w, a);
+            b = _mm_fmadd_ps(_mm_loadu_ps(dual.add(v[l].j[k] as usize * 4)), w, b);
+        }
+        real[l] = a;
+        du[l] = b;
+    }
+    (transpose4x8(real), transpose4x8(du))
+}
+
+/// Σ w_k S_k and the signed rotation blend Σ ±w_k q_k (CoR) of eight vertices.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn blend_affine_rotation(
+    pal: *const f32,
+    rot: *const f32,
+    v: &[PackedVertex; LANES],
+) -> ([F; 12], [F; 4]) {
+    let mut lo = [_mm256_setzero_ps(); LANES];
+    let mut hi = [_mm256_setzero_ps(); LANES];
+    let mut qs = [_mm_setzero_ps(); LANES];
+    for l in 0..LANES {
+        let q0 = _mm_loadu_ps(rot.add(v[l].j[0] as usize * 4));
+        let (mut a, mut b, mut c) = (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm_setzero_ps());
+        for k in 0..4 {
+            let w = _mm256_broadcast_ss(&v[l].w[k]);
+            let m = pal.add(v[l].j[k] as usize * 16);
+            a = _mm256_fmadd_ps(_mm256_loadu_ps(m), w, a);
+            b = _mm256_fmadd_ps(_mm256_loadu_ps(m.add(8)), w, b);
+            let (sw, q) = signed_weight(rot, &v[l], q0, k);
+            c = _mm_fmadd_ps(q, sw, c);
+        }
+        lo[l] = a;
+        hi[l] = b;
+        qs[l] = c;
+    }
+    (affine_soa(transpose8(lo), transpose8(hi)), transpose4x8(qs))
+}
+
+/// 8×8 transpose: `out[c]` lane `r` = `rows[r]` lane `c`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn transpose8(r: [F; 8]) -> [F; 8] {
+    let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+    let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+    let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+    let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+    let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+    let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+    let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+    let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+    let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+    let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+    [
+        _mm256_permute2f128_ps::<0x20>(u0, u4),
+        _mm256_permute2f128_ps::<0x20>(u1, u5),
+        _mm256_permute2f128_ps::<0x20>(u2, u6),
+        _mm256_permute2f128_ps::<0x20>(u3, u7),
+        _mm256_permute2f128_ps::<0x31>(u0, u4),
+        _mm256_permute2f128_ps::<0x31>(u1, u5),
+        _mm256_permute2f128_ps::<0x31>(u2, u6),
+        _mm256_permute2f128_ps::<0x31>(u3, u7),
+    ]
+}
+
+/// Four lanes of eight 4-vectors into four 8-lane vectors: `out[c]` lane `r` = `v[r]` lane `c`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn transpose4x8(v: [__m128; 8]) -> [F; 4] {
+    let r: [F; 4] = std::array::from_fn(|i| _mm256_set_m128(v[i + 4], v[i]));
+    in_lane_transpose4(r)
+}
+
+/// 4×4 transpose within each 128-bit half (its own inverse).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn in_lane_transpose4(r: [F; 4]) -> [F; 4] {
+    let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    [
+        _mm256_shuffle_ps::<0x44>(t0, t2),
+        _mm256_shuffle_ps::<0xEE>(t0, t2),
+        _mm256_shuffle_ps::<0x44>(t1, t3),
+        _mm256_shuffle_ps::<0xEE>(t1, t3),
+    ]
+}
+
+/// Writes eight lanes as eight `Vec3`s at `out` (12-byte stride).
+///
+/// # Safety
+/// `out` must be valid for writing eight `Vec3`s.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn store(v: V3, out: *mut Vec3) {
+    // Vertex i is the low half of t[i] (i < 4), vertex i + 4 the high half.
+    let t = in_lane_transpose4([v.x, v.y, v.z, v.z]);
+    let out = out as *mut f32;
+    // 16-byte stores in increasing order: each one's spare lane lands on the next vertex's x,
+    // which the next store then overwrites. The last vertex writes exactly 12 bytes.
+    for i in 0..LANES - 1 {
+        let x = if i < 4 {
+            _mm256_castps256_ps128(t[i])
+        } else {
+            _mm256_extractf128_ps::<1>(t[i - 4])
+        };
+        _mm_storeu_ps(out.add(3 * i), x);
+    }
+    let last = _mm256_extractf128_ps::<1>(t[3]);
+    _mm_storel_epi64(out.add(21) as *mut __m128i, _mm_castps_si128(last));
+    _mm_store_ss(out.add(23), _mm_movehl_ps(last, last));
+}
+
+// ---- Lane-parallel arithmetic ----------------------------------------------------------------
+
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn splat(x: f32) -> F {
+    _mm256_set1_ps(x)
+}
+
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn add3(a: V3, b: V3) -> V3 {
+    V3 {
+        x: _mm256_add_ps(a.x, b.x),
+        y: _mm256_add_ps(a.y, b.y),
+        z: _mm256_add_ps(a.z, b.z),
+    }
+}
+
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn sub3(a: V3, b: V3) -> V3 {
+    V3 {
+        x: _mm256_sub_ps(a.x, b.x),
+        y: _mm256_sub_ps(a.y, b.y),
+        z: _mm256_sub_ps(a.z, b.z),
+    }
+}
+
+/// a × b.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn cross(a: V3, b: V3) -> V3 {
+    V3 {
+        x: _mm256_fmsub_ps(a.y, b.z, _mm256_mul_ps(a.z, b.y)),
+        y: _mm256_fmsub_ps(a.z, b.x, _mm256_mul_ps(a.x, b.z)),
+        z: _mm256_fmsub_ps(a.x, b.y, _mm256_mul_ps(a.y, b.x)),
+    }
+}
+
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn dot(a: V3, b: V3) -> F {
+    _mm256_fmadd_ps(a.x, b.x, _mm256_fmadd_ps(a.y, b.y, _mm256_mul_ps(a.z, b.z)))
+}
+
+/// a s + b.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn scale_add(a: V3, s: F, b: V3) -> V3 {
+    V3 {
+        x: _mm256_fmadd_ps(a.x, s, b.x),
+        y: _mm256_fmadd_ps(a.y, s, b.y),
+        z: _mm256_fmadd_ps(a.z, s, b.z),
+    }
+}
+
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn scale(a: V3, s: F) -> V3 {
+    V3 {
+        x: _mm256_mul_ps(a.x, s),
+        y: _mm256_mul_ps(a.y, s),
+        z: _mm256_mul_ps(a.z, s),
+    }
+}
+
+/// c0 x + c1 y + c2 z for lane vectors c0..c2 (`m[3c + r]` = row r of column c).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn columns_mul(m: &[F], v: V3) -> V3 {
+    let row = |r: usize| {
+        _mm256_fmadd_ps(
+            m[r],
+            v.x,
+            _mm256_fmadd_ps(m[3 + r], v.y, _mm256_mul_ps(m[6 + r], v.z)),
+        )
+    };
+    V3 {
+        x: row(0),
+        y: row(1),
+        z: row(2),
+    }
+}
+
+/// A constant column-major 3×3 times lane vectors.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn mat3_mul(m: &[f32; 9], v: V3) -> V3 {
+    let cols: [F; 9] = std::array::from_fn(|i| splat(m[i]));
+    columns_mul(&cols, v)
+}
+
+/// Blended affine (12 lane vectors, columns then translation) applied to a point.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn affine_point(m: &[F; 12], p: V3) -> V3 {
+    add3(
+        columns_mul(&m[..9], p),
+        V3 {
+            x: m[9],
+            y: m[10],
+            z: m[11],
+        },
+    )
+}
+
+/// 1/√x to ~2 ulp (estimate + one Newton step), as the portable `rsqrt`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn rsqrt(x: F) -> F {
+    let y = _mm256_rsqrt_ps(x);
+    // y (1.5 − 0.5 x y²)
+    let h = _mm256_mul_ps(_mm256_mul_ps(splat(0.5), x), _mm256_mul_ps(y, y));
+    _mm256_mul_ps(y, _mm256_sub_ps(splat(1.5), h))
+}
+
+/// Unit vectors, +Y where the length is zero, tiny or not finite (as the portable
+/// `normalize_safe`).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn normalize_safe(v: V3) -> V3 {
+    let l2 = dot(v, v);
+    let r = rsqrt(_mm256_max_ps(l2, splat(1e-30)));
+    let ok = _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_GT_OQ>(l2, splat(1e-30)),
+        _mm256_cmp_ps::<_CMP_LT_OQ>(l2, splat(f32::INFINITY)),
+    );
+    let n = scale(v, r);
+    V3 {
+        x: _mm256_and_ps(ok, n.x),
+        y: _mm256_blendv_ps(splat(1.0), n.y, ok),
+        z: _mm256_and_ps(ok, n.z),
+    }
+}
+
+/// 1/|q|², 0 where the blend cancelled (as `dqs::inverse_length_squared`).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn inverse_length_squared(q: [F; 4]) -> F {
+    let l2 = _mm256_fmadd_ps(
+        q[3],
+        q[3],
+        dot(
+            V3 {
+                x: q[0],
+                y: q[1],
+                z: q[2],
+            },
+            V3 {
+                x: q[0],
+                y: q[1],
+                z: q[2],
+            },
+        ),
+    );
+    let r = rsqrt(_mm256_max_ps(l2, splat(1e-30)));
+    _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_GT_OQ>(l2, splat(1e-30)),
+        _mm256_mul_ps(r, r),
+    )
+}
+
+/// x rotated by the unnormalised quaternion (v, w), 1/|q|² = `inv_len2` (as `dqs::rotate`).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn rotate(v: V3, w: F, inv_len2: F, x: V3) -> V3 {
+    let t = scale(cross(v, x), _mm256_add_ps(inv_len2, inv_len2));
+    add3(scale_add(t, w, x), cross(v, t))
+}
+
+/// LBS of eight vertices from their blended columns (see `lbs::skin_vertex`).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn lbs_soa(m: &[F; 12], p: V3, n: V3) -> (V3, V3) {
+    let pp = affine_point(m, p);
+    let c0 = V3 {
+        x: m[0],
+        y: m[1],
+        z: m[2],
+    };
+    let c1 = V3 {
+        x: m[3],
+        y: m[4],
+        z: m[5],
+    };
+    let c2 = V3 {
+        x: m[6],
+        y: m[7],
+        z: m[8],
+    };
+    // Cofactor matrix [c1×c2, c2×c0, c0×c1] with the sign of det (see `normal_matrix`).
+    let x12 = cross(c1, c2);
+    let x20 = cross(c2, c0);
+    let x01 = cross(c0, c1);
+    let det = dot(c0, x12);
+    let flip = _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_LT_OQ>(det, _mm256_setzero_ps()),
+        splat(-0.0),
+    );
+    let nn = scale_add(x12, n.x, scale_add(x20, n.y, scale(x01, n.z)));
+    let nn = V3 {
+        x: _mm256_xor_ps(nn.x, flip),
+        y: _mm256_xor_ps(nn.y, flip),
+        z: _mm256_xor_ps(nn.z, flip),
+    };
+    (pp, normalize_safe(nn))
+}
+
+/// DQS of eight vertices from blended real and dual parts (see `dqs::skin_vertex`).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn dqs_soa(q: [F; 4], d: [F; 4], p: V3, n: V3) -> (V3, V3) {
+    let inv_len2 = inverse_length_squared(q);
+    let v0 = V3 {
+        x: q[0],
+        y: q[1],
+        z: q[2],
+    };
+    let ve = V3 {
+        x: d[0],
+        y: d[1],
+        z: d[2],
+    };
+    // t = 2 (w0 vε − wε v0 + v0 × vε) / |b0|².
+    let t = scale_add(
+        ve,
+        q[3],
+        scale_add(v0, _mm256_sub_ps(_mm256_setzero_ps(), d[3]), cross(v0, ve)),
+    );
+    let t = scale(t, _mm256_add_ps(inv_len2, inv_len2));
+    (
+        add3(rotate(v0, q[3], inv_len2, p), t),
+        normalize_safe(rotate(v0, q[3], inv_len2, n)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::synthetic::{capsule_chain, ChainSpec};
+    use super::super::{SkinMethod, Skinner};
+    use crate::anim::Pose;
+    use crate::math::{Quat, Transform, Vec3};
+
+    /// The AVX2 kernels against the portable ones on a bent, twisted chain, in both Mixamo
+    /// scale conventions (rigid palette, common 0.01 stretch), for every method, with a vertex
+    /// count that leaves a tail.
+    #[test]
+    fn avx2_matches_the_portable_kernels() {
+        if !super::available() {
+            eprintln!("no AVX2/FMA on this CPU: nothing to compare");
+            return;
+        }
+        for centimetres in [false, true] {
+            let spec = ChainSpec {
+                bones: 5,
+                rings_per_bone: 9,
+                segments: 13,
+                influences: 4,
+                falloff: 0.8,
+                ..ChainSpec::default()
+            };
+            let mut rig = capsule_chain(&spec);
+            if centimetres {
+                // Mixamo's 0.01 armature with centimetre vertices: every skin matrix then carries
+                // the same ×100 stretch.
+                rig.skeleton.rest[0].scale = Vec3::splat(0.01);
+                for m in &mut rig.meshes {
+                    m.positions.iter_mut().for_each(|p| *p *= 100.0);
+                }
+                let mut world = Vec::new();
+                Pose::rest(&rig.skeleton).world_from_node(&rig.skeleton, &mut world);
+                let skin = &mut rig.skins[0];
+                for (k, &node) in skin.joints.iter().enumerate() {
+                    skin.inverse_bind[k] = world[node as usize].inverse();
+                }
+            }
+            assert_eq!(rig.meshes[0].positions.len() % 8 != 0, true);
+            let mut pose = Pose::rest(&rig.skeleton);
+            for b in 1..pose.local.len() {
+                pose.local[b].rotation =
+                    Quat::from_rotation_z(0.5) * Quat::from_rotation_y(0.9 * b as f32);
+            }
+            pose.local[0] = Transform {
+                translation: Vec3::new(0.3, -1.0, 2.0),
+                rotation: Quat::from_rotation_x(2.8),
+                scale: pose.local[0].scale,
+            };
+            let mut world = Vec::new();
+            pose.world_from_node(&rig.skeleton, &mut world);
+            let mut fast = Skinner::new(&rig);
+            assert!(
+                fast.packed[0].is_some(),
+                "the chain must take the AVX2 path"
+            );
+            let mut slow = Skinner::new(&rig);
+            slow.force_portable(true);
+            let c = super::super::cor::compute_centers(
+                &rig.meshes[0],
+                super::super::cor::DEFAULT_SIGMA,
+                &mut |_| {},
+            );
+            fast.set_cor_centers(&rig, 0, c.clone());
+            slow.set_cor_centers(&rig, 0, c);
+            let scale = rig.meshes[0]
+                .positions
+                .iter()
+                .fold(0f32, |m, p| m.max(p.length()));
+            for method in SkinMethod::ALL {
+                fast.update(&rig, &world, method);
+                slow.update(&rig, &world, method);
+                let (fp, sp) = (fast.positions(0), slow.positions(0));
+                // FMA contraction makes some results differ in the last bits: proof that the
+                // two paths really are different code.
+                assert!(
+                    fp.iter().zip(sp).any(|(a, b)| a != b),
+                    "{method}: same bits"
+                );
+                for i in 0..fp.len() {
+                    assert!(
+                        (fp[i] - sp[i]).length() <= 2e-6 * scale,
+                        "{method} cm={centimetres} vertex {i}: {} vs {}",
+                        fp[i],
+                        sp[i]
+                    );
+                    let (fnn, snn) = (fast.normals(0)[i], slow.normals(0)[i]);
+                    assert!(
+                        (fnn - snn).length() <= 2e-5,
+                        "{method} cm={centimetres} normal {i}: {fnn} vs {snn}"
+                    );
+                }
+            }
+        }
+    }
+}
