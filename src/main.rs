@@ -24,6 +24,8 @@ enum Command {
     Scene(drape::cli::scene::Args),
     /// Benchmarks (`drape bench cloth`).
     Bench(drape::cli::bench::Args),
+    /// Park & Byun 2019's wet-cloth experiments (wet-fig5 … wet-fig9): JSON and a picture.
+    Experiment(drape::cli::experiment::Args),
 }
 
 fn main() {
@@ -33,6 +35,7 @@ fn main() {
         Command::Rig(a) => drape::cli::rig::run(a),
         Command::Scene(a) => drape::cli::scene::run(a),
         Command::Bench(a) => drape::cli::bench::run(a),
+        Command::Experiment(a) => drape::cli::experiment::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

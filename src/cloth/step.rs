@@ -341,6 +341,7 @@ pub fn adhere(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, p
             &ws_ref.contact_gap,
             &ws_ref.contact_normal,
             |i| ws_ref.self_neighbours(model, i),
+            params.dt(),
             &mut scratch,
             &mut f,
         );
