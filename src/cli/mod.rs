@@ -14,7 +14,8 @@ impl CliError {
     }
 }
 
-pub mod bench;
-pub mod experiment;
 pub mod rig;
+pub mod bench;
 pub mod scene;
+
+pub mod experiment;
