@@ -2,6 +2,21 @@
 //! paper's where the property still shows, and stability with adhesion at its cap.
 
 use drape::cli::experiment::{fig5, fig6, fig7, fig8, fig9};
+use drape::cloth::wet::{self, AdhesionMode, Fabric, Region};
+use drape::cloth::*;
+use drape::math::Vec3;
+
+/// A `n × n` cloth at 1 cm spacing, 0.1 g per vertex, lying at height `y`.
+fn small(n: u32, y: f32) -> ClothModel {
+    let w = (n - 1) as f32 * 0.01;
+    let p = GarmentParams {
+        area_density: 1e-4 * (n * n) as f32 / (w * w),
+        thickness: 0.003,
+        ..GarmentParams::default()
+    };
+    let g = build::grid("c", &GridSpec::square(n, w, Vec3::new(0.0, y, 0.0)), &p).unwrap();
+    ClothModel::new(vec![g])
+}
 
 #[test]
 fn fig7_wet_cloth_is_heavier_and_sags_lower() {
@@ -33,33 +48,33 @@ fn fig9_self_adhesion_keeps_folds_together() {
 }
 
 #[test]
-fn fig5_per_vertex_wrinkles_more_than_area() {
+fn fig5_runs_both_adhesion_modes_and_measures_the_floor_patch() {
+    // The paper's claim (per-vertex wrinkles, area-based flat) does NOT show on this set-up:
+    // at scale 2 nearly every bridge within h_max is at the cap in both modes, and the two
+    // patches come out alike (n = 30: height s.d. 8.2 vs 8.4 mm). Only the run is checked.
     let (r, _, _) = fig5(30, 2.0);
     eprintln!("{r:?}");
     assert!(r.finite);
+    assert!(r.patch_vertex > 50 && r.patch_area > 50, "{r:?}");
 }
 
 #[test]
-fn fig6_standin() {
+fn fig6_standin_dry_returns_wet_stays_on_the_body() {
+    // Stand-in for the dressed ninja: a cape on a leaning capsule torso, wind on then off.
     let (r, _, _) = fig6(16, 20);
     eprintln!("{r:?}");
     assert!(r.finite);
-}
-
-use drape::cloth::wet::{self, AdhesionMode, Fabric, Region};
-use drape::cloth::*;
-use drape::math::Vec3;
-
-/// A `n × n` cloth at 1 cm spacing, 0.1 g per vertex, lying at height `y`.
-fn small(n: u32, y: f32) -> ClothModel {
-    let w = (n - 1) as f32 * 0.01;
-    let p = GarmentParams {
-        area_density: 1e-4 * (n * n) as f32 / (w * w),
-        thickness: 0.003,
-        ..GarmentParams::default()
-    };
-    let g = build::grid("c", &GridSpec::square(n, w, Vec3::new(0.0, y, 0.0)), &p).unwrap();
-    ClothModel::new(vec![g])
+    // The wind really moved the dry cape; the wet one's bridges resist it.
+    assert!(r.dry.rms_wind > 0.02, "{r:?}");
+    assert!(r.wet.rms_wind < r.dry.rms_wind, "{r:?}");
+    // Dry: back to within a few cm of its pre-wind shape.
+    assert!(
+        r.dry.rms_return < 0.03 && r.dry.rms_return < 0.5 * r.dry.rms_wind,
+        "{r:?}"
+    );
+    // Wet: still clinging to the body at least as much as before the wind, and more than dry.
+    assert!(r.wet.contact_after >= 0.9 * r.wet.contact_before, "{r:?}");
+    assert!(r.wet.contact_after > r.dry.contact_after, "{r:?}");
 }
 
 #[test]
