@@ -479,12 +479,8 @@ pub struct Fig6 {
 /// cotton with scale 3.
 pub fn fig6(nx: u32, ny: u32) -> (Fig6, Sim, Sim) {
     let h = 0.45 / (nx - 1) as f32;
-    let body = Shape::capsule(
-        Vec3::new(0.0, 0.6, 0.0),
-        0.14,
-        Vec3::new(0.0, 1.3, 0.3),
-        0.16,
-    );
+    let (bottom, top) = (Vec3::new(0.0, 0.6, 0.0), Vec3::new(0.0, 1.3, 0.3));
+    let body = Shape::capsule(bottom, 0.14, top, 0.16);
     let run = |wet_on: bool| {
         let mut p = paper_fabric(nx, ny, h);
         p.area_density = 0.2;
@@ -494,11 +490,20 @@ pub fn fig6(nx: u32, ny: u32) -> (Fig6, Sim, Sim) {
             width: 0.45,
             height: h * (ny - 1) as f32,
             orientation: Orientation::Vertical,
-            origin: Vec3::new(-0.225, 1.42, 0.12),
+            origin: Vec3::new(-0.225, 0.0, 0.0),
             pinned: (0..nx).map(|c| (c, 0)).collect(),
             jitter: 0.0,
         };
-        let g = build::grid("cape", &spec, &p).expect("valid grid");
+        let mut g = build::grid("cape", &spec, &p).expect("valid grid");
+        // Lay the cape along the torso's back, 1.5 cm off it, from the top of the torso down
+        // (so it starts outside the body, hanging along it).
+        let axis = (top - bottom).normalize();
+        let back = axis.cross(Vec3::X).normalize();
+        let rot = glam::Quat::from_rotation_arc(-Vec3::Y, -axis);
+        let anchor = top + axis * 0.05 + back * 0.175;
+        for x in &mut g.rest {
+            *x = anchor + rot * *x;
+        }
         let mut s = Sim::new(
             g,
             vec![Collider::fixed(body)],
