@@ -29,6 +29,8 @@ enum Command {
     /// Render a clip offscreen (wgpu) to PNG frames and an animated GIF.
     #[cfg(feature = "gpu")]
     Render(drape::cli::render::Args),
+    /// Park & Byun 2019's wet-cloth experiments (wet-fig5 … wet-fig9): JSON and a picture.
+    Experiment(drape::cli::experiment::Args),
 }
 
 fn main() {
@@ -41,6 +43,7 @@ fn main() {
         Command::Bench(a) => drape::cli::bench::run(a),
         #[cfg(feature = "gpu")]
         Command::Render(a) => drape::cli::render::run(a),
+        Command::Experiment(a) => drape::cli::experiment::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

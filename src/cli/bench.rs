@@ -34,6 +34,10 @@ pub struct ClothArgs {
     /// Print the time per stage.
     #[arg(long)]
     pub profile: bool,
+    /// Also run each case wet (saturated cotton, per-vertex adhesion, self-adhesion on) and
+    /// print its cost relative to the dry run.
+    #[arg(long)]
+    pub wet: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -65,62 +69,89 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
         "M p-substeps/s",
         "wall s/sim s"
     );
+    let wet_modes: &[bool] = if args.wet { &[false, true] } else { &[false] };
     for &n in &args.n {
         for &self_collision in modes {
-            let opts = SceneOptions {
-                n,
-                frames: Some(args.frames),
-                self_collision,
-                ..SceneOptions::default()
-            };
-            let mut scene = build_scene("drop", &opts).map_err(|e| CliError::new(e.to_string()))?;
-            let mut times = StageTimes::default();
-            let t = std::time::Instant::now();
-            for _ in 0..args.frames {
-                let timer = if args.profile { Some(&mut times) } else { None };
-                step_frame_timed(
-                    &scene.model,
-                    &mut scene.state,
-                    &mut scene.workspace,
-                    &scene.colliders,
-                    &scene.params,
-                    timer,
-                );
-            }
-            let wall = t.elapsed().as_secs_f64();
-            if !scene.state.is_finite() {
-                return Err(CliError::new(format!(
-                    "N = {n}: the simulation produced non-finite values"
-                )));
-            }
-            let particles = scene.model.len();
-            let substeps = scene.params.substeps;
-            let ps = particles as f64 * substeps as f64 * args.frames as f64;
-            let sim = args.frames as f64 * scene.params.frame_dt as f64;
-            println!(
-                "{:>5} {:>8} {:>6} {:>5} {:>10.3} {:>14.2} {:>12.3}",
-                n,
-                particles,
-                substeps,
-                if self_collision { "on" } else { "off" },
-                wall,
-                ps / wall / 1e6,
-                wall / sim
-            );
-            if args.profile {
-                let total: f64 = times.secs.iter().sum();
-                let parts: Vec<String> = StageTimes::NAMES
-                    .iter()
-                    .zip(times.secs)
-                    .filter(|(_, s)| *s > 0.0)
-                    .map(|(name, s)| format!("{name} {:.0}%", 100.0 * s / total.max(1e-12)))
-                    .collect();
+            let mut dry_wall = 0.0f64;
+            for &wet_on in wet_modes {
+                let opts = SceneOptions {
+                    n,
+                    frames: Some(args.frames),
+                    self_collision,
+                    ..SceneOptions::default()
+                };
+                let mut scene =
+                    build_scene("drop", &opts).map_err(|e| CliError::new(e.to_string()))?;
+                if wet_on {
+                    crate::cloth::wet::saturate(
+                        &scene.model,
+                        &mut scene.state,
+                        &crate::cloth::wet::Fabric::COTTON,
+                        crate::cloth::wet::Region::All,
+                    );
+                    scene.params.wet.self_adhesion = true;
+                }
+                let mut times = StageTimes::default();
+                let t = std::time::Instant::now();
+                for _ in 0..args.frames {
+                    let timer = if args.profile { Some(&mut times) } else { None };
+                    step_frame_timed(
+                        &scene.model,
+                        &mut scene.state,
+                        &mut scene.workspace,
+                        &scene.colliders,
+                        &scene.params,
+                        timer,
+                    );
+                }
+                let wall = t.elapsed().as_secs_f64();
+                if !scene.state.is_finite() {
+                    return Err(CliError::new(format!(
+                        "N = {n}: the simulation produced non-finite values"
+                    )));
+                }
+                let particles = scene.model.len();
+                let substeps = scene.params.substeps;
+                let ps = particles as f64 * substeps as f64 * args.frames as f64;
+                let sim = args.frames as f64 * scene.params.frame_dt as f64;
                 println!(
-                    "      stages: {}; self-collision list rebuilds {} of {} substeps",
-                    parts.join(", "),
-                    scene.workspace.list_rebuilds,
-                    args.frames as u64 * substeps as u64
+                    "{:>5} {:>8} {:>6} {:>5} {:>10.3} {:>14.2} {:>12.3}",
+                    n,
+                    particles,
+                    substeps,
+                    if self_collision { "on" } else { "off" },
+                    wall,
+                    ps / wall / 1e6,
+                    wall / sim
                 );
+                if wet_on {
+                    println!(
+                        "      wet (cotton, saturated, self-adhesion {}): {:.2}x the dry run",
+                        if self_collision {
+                            "on"
+                        } else {
+                            "off: no lists"
+                        },
+                        wall / dry_wall.max(1e-12)
+                    );
+                } else {
+                    dry_wall = wall;
+                }
+                if args.profile {
+                    let total: f64 = times.secs.iter().sum();
+                    let parts: Vec<String> = StageTimes::NAMES
+                        .iter()
+                        .zip(times.secs)
+                        .filter(|(_, s)| *s > 0.0)
+                        .map(|(name, s)| format!("{name} {:.0}%", 100.0 * s / total.max(1e-12)))
+                        .collect();
+                    println!(
+                        "      stages: {}; self-collision list rebuilds {} of {} substeps",
+                        parts.join(", "),
+                        scene.workspace.list_rebuilds,
+                        args.frames as u64 * substeps as u64
+                    );
+                }
             }
         }
     }

@@ -15,6 +15,7 @@ impl CliError {
 }
 
 pub mod bench;
+pub mod experiment;
 pub mod pose;
 #[cfg(feature = "gpu")]
 pub mod render;

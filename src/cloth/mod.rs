@@ -41,6 +41,7 @@ pub mod params;
 pub mod scenes;
 pub mod state;
 pub mod step;
+pub mod wet;
 
 pub use build::{BuildError, GridSpec, Orientation};
 pub use collide::{Collider, Shape};
@@ -50,3 +51,4 @@ pub use state::ClothState;
 pub use step::{
     step_frame, step_frame_timed, substep, ClothWorkspace, StabilityReport, StageTimes, StepStats,
 };
+pub use wet::{AdhesionMode, Fabric, Region, WetParams};

@@ -7,6 +7,8 @@
 
 use crate::math::Vec3;
 
+use super::wet::WetParams;
+
 /// The explicit time integrator (PHYSICS.md §1, "Integration").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Integrator {
@@ -172,6 +174,9 @@ pub struct SimParams {
     pub self_skin: f32,
     /// Wind field. Default: none.
     pub wind: Wind,
+    /// Wet cloth: adhesion model and constants (PHYSICS.md §5). They act only on particles
+    /// holding water (`ClothState::wet`). Default: [`WetParams::default`] (per-vertex).
+    pub wet: WetParams,
 }
 
 impl Default for SimParams {
@@ -191,6 +196,7 @@ impl Default for SimParams {
             contact_margin: 0.0,
             self_skin: 2.0,
             wind: Wind::default(),
+            wet: WetParams::default(),
         }
     }
 }

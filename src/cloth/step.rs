@@ -24,6 +24,7 @@ use super::hash::SpatialHash;
 use super::model::ClothModel;
 use super::params::{Integrator, SimParams};
 use super::state::ClothState;
+use super::wet;
 
 /// How much of its authored stiffness each garment keeps at the current substep length.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,6 +104,8 @@ pub struct ClothWorkspace {
     list_radius: f32,
     /// How many times the self-collision lists were rebuilt (statistics).
     pub list_rebuilds: u64,
+    /// The wet stage's per-particle data and counters (src/cloth/wet.rs).
+    pub wet: wet::WetScratch,
 }
 
 impl ClothWorkspace {
@@ -127,6 +130,7 @@ impl ClothWorkspace {
             x_at_list_build: Vec::with_capacity(n),
             list_radius: 0.0,
             list_rebuilds: 0,
+            wet: wet::WetScratch::new(model),
         }
     }
 
@@ -318,18 +322,32 @@ pub fn forces(
     forces::wind(model, &state.x, &state.v, &params.wind, time, &mut ws.f);
 }
 
-/// Stage `adhere`: the hook where wet cloth adds its adhesion (Park & Byun 2019 Eq. 5,
-/// PHYSICS.md §5): per-vertex forces toward colliders from `ws.contact_gap`/`contact_normal`
-/// of the previous collision pass, forces between nearby non-neighbour particles from the same
-/// spatial hash as self-collision, and the extra normal load in `ws.extra_normal` that friction
-/// sees. Dry cloth has no liquid bridges, so for it this stage correctly adds nothing; the wet
-/// model (src/cloth/wet.rs, a later issue) fills it in. This is a hook, not a stub.
-pub fn adhere(
-    _model: &ClothModel,
-    _state: &ClothState,
-    _ws: &mut ClothWorkspace,
-    _params: &SimParams,
-) {
+/// Stage `adhere`: wet cloth's adhesion (Park & Byun 2019 Eq. 5, PHYSICS.md §5; see
+/// [`wet::adhere`]): per-vertex liquid-bridge forces toward colliders from
+/// `ws.contact_gap`/`contact_normal` of the previous collision pass (or the area-based force),
+/// and self-adhesion between nearby non-neighbour particles from the self-collision neighbour
+/// lists. Dry cloth holds no bridges and gets nothing. `ws.extra_normal` stays zero: friction
+/// already sees the adhesion load in the penetration it causes (see the module docs of wet).
+pub fn adhere(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, params: &SimParams) {
+    // The accumulator moves out for the call so the neighbour lists can be read alongside.
+    let mut f = std::mem::take(&mut ws.f);
+    let mut scratch = std::mem::take(&mut ws.wet);
+    {
+        let ws_ref: &ClothWorkspace = ws;
+        wet::adhere(
+            model,
+            state,
+            &params.wet,
+            &ws_ref.contact_gap,
+            &ws_ref.contact_normal,
+            |i| ws_ref.self_neighbours(model, i),
+            params.dt(),
+            &mut scratch,
+            &mut f,
+        );
+    }
+    ws.f = f;
+    ws.wet = scratch;
 }
 
 /// Stage `integrate`: gravity plus `f / m`, Verlet or symplectic Euler, with the speed limit.
@@ -608,7 +626,11 @@ pub fn collide(
     dt: f32,
 ) {
     let cs = model.chunk_size;
-    let margin = params.contact_margin.max(0.0);
+    let mut margin = params.contact_margin.max(0.0);
+    if ws.wet.active {
+        // Wet cloth needs the gaps out to h_max for its bridges.
+        margin = margin.max(params.wet.contact_margin());
+    }
     let inv_dt = 1.0 / dt;
     let (shapes_end, shapes_start, bounds) = (&ws.shapes_end, &ws.shapes_start, &ws.bounds);
     let (inv_mass, extra) = (&state.inv_mass, &ws.extra_normal);

@@ -1,0 +1,542 @@
+//! Wet cloth (PHYSICS.md §5; Park & Byun 2019, "Wet cloth animation using a vertex-based
+//! adhesion force model"): water absorbed per vertex with the saturation law (their Eqs. 3–4),
+//! the mass that follows, and adhesion through liquid bridges (their Eq. 5) between each wet
+//! vertex and every collider (floor, spheres, capsules, body proxies) and between
+//! non-neighbouring cloth vertices of one garment or of two garments (self-adhesion).
+//!
+//! The older area-based model (one force from the total contact area, spread evenly over the
+//! contact vertices; Wang & Xiao's, which Park & Byun compare against) is kept as
+//! [`AdhesionMode::AreaBased`].
+//!
+//! Units are SI. The paper's CGS constants are converted here (1 dyn/cm = 1e-3 N/m, 1 cm =
+//! 1e-2 m, 1 g = 1e-3 kg).
+//!
+//! How it plugs into the step: the substep stage `adhere` (src/cloth/step.rs) calls
+//! [`adhere`], which reads the contact records (gap, collider normal) that the previous
+//! collision pass left in the workspace and the self-collision neighbour lists, and adds the
+//! adhesion forces to the force accumulator before integration. Friction sees the adhesion
+//! load without any extra bookkeeping: the adhesion pulls the vertex into the collider during
+//! integration, and the penetration depth the collision stage undoes — the `δ` of its Coulomb
+//! law — includes exactly `F_adh Δt² / m`. (Adding it again through `extra_normal` would count
+//! it twice, so the wet stage leaves that hook at zero.)
+
+use rayon::prelude::*;
+
+use crate::math::{Vec3, Vec3A};
+
+use super::model::ClothModel;
+use super::state::ClothState;
+
+/// Standard gravity, m/s², used for the adhesion cap `k_cap · m · g` (a fixed reference, so the
+/// cap does not vanish in a zero-gravity scene).
+pub const G0: f32 = 9.806_65;
+
+/// Surface tension of water at 20 °C, N/m (72.75 dyn/cm; the paper prints 75.75 dyn/cm,
+/// evidently a transposition, PHYSICS.md §5).
+pub const WATER_SURFACE_TENSION: f32 = 0.072_75;
+
+/// A fabric's water uptake: `A(t) = B (1 − e^(−c t))`, t in minutes (Park & Byun 2019,
+/// Eqs. 3–4, with the constants of their Table 1 as PHYSICS.md §5 lists them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fabric {
+    pub name: &'static str,
+    /// B: water held at saturation, g of water per g of dry fabric. Range 0 … 5.
+    pub saturation: f32,
+    /// c: uptake rate, 1/min. Range > 0.
+    pub rate_per_min: f32,
+}
+
+impl Fabric {
+    /// Cotton: B = 0.84, c = 8.884 /min.
+    pub const COTTON: Fabric = Fabric {
+        name: "cotton",
+        saturation: 0.84,
+        rate_per_min: 8.884,
+    };
+    /// Coarse wool: B = 1.24, c = 4.8936 /min.
+    pub const COARSE_WOOL: Fabric = Fabric {
+        name: "coarse-wool",
+        saturation: 1.24,
+        rate_per_min: 4.8936,
+    };
+    /// High-absorption fabric: B = 2.492, c = 3.3803 /min.
+    pub const HIGH_ABSORPTION: Fabric = Fabric {
+        name: "high-absorption",
+        saturation: 2.492,
+        rate_per_min: 3.3803,
+    };
+    /// The three presets.
+    pub const ALL: [Fabric; 3] = [Self::COTTON, Self::COARSE_WOOL, Self::HIGH_ABSORPTION];
+
+    /// A preset by name (`cotton`, `coarse-wool`/`wool`, `high-absorption`/`high`).
+    pub fn by_name(name: &str) -> Option<Fabric> {
+        match name.to_ascii_lowercase().as_str() {
+            "cotton" => Some(Self::COTTON),
+            "coarse-wool" | "wool" => Some(Self::COARSE_WOOL),
+            "high-absorption" | "high" => Some(Self::HIGH_ABSORPTION),
+            _ => None,
+        }
+    }
+
+    /// Water absorbed after `seconds` of wetting from dry, g/g: `B (1 − e^(−c t/60))`.
+    pub fn absorbed_after(&self, seconds: f32) -> f32 {
+        self.saturation * (1.0 - (-self.rate_per_min * seconds.max(0.0) / 60.0).exp())
+    }
+
+    /// One wetting step of `dt` seconds from `a` g/g: `a + (B − a)(1 − e^(−c Δt/60))`
+    /// (PHYSICS.md §5; the per-vertex form of Eq. 4, so every vertex can start wetting at its
+    /// own time). Never lowers `a` (a fabric wetter than B stays as wet).
+    pub fn absorb(&self, a: f32, dt: f32) -> f32 {
+        let room = (self.saturation - a).max(0.0);
+        a + room * (1.0 - (-self.rate_per_min * dt.max(0.0) / 60.0).exp())
+    }
+}
+
+/// Where water reaches the cloth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Region {
+    /// Every particle.
+    All,
+    /// Particles below a water level (y < `level`, m): dipping a hem in a pond.
+    Below { level: f32 },
+    /// Particles inside a sphere (m): a spray or a bucket's splash.
+    Sphere { centre: Vec3, radius: f32 },
+}
+
+impl Region {
+    pub fn contains(&self, x: Vec3A) -> bool {
+        match *self {
+            Region::All => true,
+            Region::Below { level } => x.y < level,
+            Region::Sphere { centre, radius } => {
+                x.distance_squared(Vec3A::from(centre)) <= radius * radius
+            }
+        }
+    }
+}
+
+/// Wets the particles inside `region` for `seconds` with `fabric`'s saturation law, mass
+/// following (velocity kept). Call it once for a soak, or every frame with the frame time for
+/// rain or a spray (a rate over time; the law itself slows the uptake near saturation).
+/// Returns how many particles were wetted.
+pub fn soak(
+    model: &ClothModel,
+    state: &mut ClothState,
+    fabric: &Fabric,
+    region: Region,
+    seconds: f32,
+) -> usize {
+    let mut n = 0;
+    for i in 0..model.len() {
+        if region.contains(state.x[i]) {
+            let a = fabric.absorb(state.wet[i], seconds);
+            state.set_wetness(model, i, a);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Saturates the particles inside `region` (A = B). Returns how many.
+pub fn saturate(
+    model: &ClothModel,
+    state: &mut ClothState,
+    fabric: &Fabric,
+    region: Region,
+) -> usize {
+    let mut n = 0;
+    for i in 0..model.len() {
+        if region.contains(state.x[i]) {
+            state.set_wetness(model, i, fabric.saturation.max(state.wet[i]));
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Drying by evaporation over `seconds`: `A ← A e^(−k t)` with `rate_per_s` = k, 1/s (optional;
+/// a drying rate is not in the paper: **chosen**, first-order like the uptake law).
+pub fn dry(model: &ClothModel, state: &mut ClothState, rate_per_s: f32, seconds: f32) {
+    let keep = (-rate_per_s.max(0.0) * seconds.max(0.0)).exp();
+    for i in 0..model.len() {
+        if state.wet[i] > 0.0 {
+            let a = state.wet[i] * keep;
+            state.set_wetness(model, i, a);
+        }
+    }
+}
+
+/// Total current mass of the cloth, kg.
+pub fn total_mass(state: &ClothState) -> f64 {
+    state.mass.iter().map(|&m| m as f64).sum()
+}
+
+/// How adhesion is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AdhesionMode {
+    /// No adhesion: wet cloth is only heavier.
+    Off,
+    /// Park & Byun's per-vertex liquid bridges: each contact vertex gets the force of its own
+    /// bridge at its own gap.
+    #[default]
+    PerVertex,
+    /// The earlier area-based model: one bridge force from the total wetted contact area at
+    /// the mean gap, spread evenly over the contact vertices (for comparison).
+    AreaBased,
+}
+
+impl std::str::FromStr for AdhesionMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "off" | "none" => Ok(Self::Off),
+            "vertex" | "per-vertex" => Ok(Self::PerVertex),
+            "area" | "area-based" => Ok(Self::AreaBased),
+            _ => Err(format!(
+                "unknown adhesion mode '{s}' (expected off, vertex or area)"
+            )),
+        }
+    }
+}
+
+/// The wet model's parameters (PHYSICS.md §5). They act only on particles with water in them
+/// (`ClothState::wet ≥ min_wetness`); a dry cloth is stepped exactly as without them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WetParams {
+    /// Adhesion model. Default [`AdhesionMode::PerVertex`].
+    pub adhesion: AdhesionMode,
+    /// Self-adhesion between non-neighbouring wet particles (one garment or two). It reuses the
+    /// self-collision neighbour lists, so it needs `SimParams::self_collision` on. Default true.
+    pub self_adhesion: bool,
+    /// γ, surface tension of the liquid, N/m. Range 0 … 0.1. Default 0.07275 (water, 20 °C;
+    /// the paper's 75.75 dyn/cm read as 72.75).
+    pub surface_tension: f32,
+    /// r, contact radius of a vertex's bridge, m; `None` = half the local particle spacing
+    /// (√(vertex area) / 2), the paper's 0.5 cm at 1 cm spacing. Range 1e-4 … 0.05.
+    /// Default `None`.
+    pub bridge_radius: Option<f32>,
+    /// h_max, gap beyond which a bridge breaks, m (paper: 0.1 cm). Range 1e-5 … 0.01.
+    /// Default 0.001.
+    pub h_max: f32,
+    /// h_min, the fully-adhered bridge height, m: smaller gaps are treated as h_min (PHYSICS.md
+    /// §5, **chosen** ~0.05–0.1 mm). Range 1e-6 … h_max. Default 1e-4.
+    pub h_min: f32,
+    /// θ_min, contact angle at h_min, degrees (paper: ~0.001°, fully adhered); θ rises linearly
+    /// to 90° at h_max (the paper's algorithm section). Range 0 … 90. Default 0.001.
+    pub theta_min_deg: f32,
+    /// s, the scene's adhesion scale (paper: 1 … 3). Dimensionless, range 0 … 10. Default 1.
+    pub scale: f32,
+    /// k_cap: no vertex's bridge to a collider (and no self-adhesion pair) pulls with more than
+    /// k_cap · m · g (PHYSICS.md §5, **chosen**; uncapped a bridge at h_min pulls ~600× the
+    /// weight of a 0.18 g vertex). Dimensionless, range 0 … 100. Default 20.
+    pub cap: f32,
+    /// Water below which a particle holds no bridge, g/g. Range 0 … 1. Default 0.01.
+    pub min_wetness: f32,
+}
+
+impl Default for WetParams {
+    fn default() -> Self {
+        Self {
+            adhesion: AdhesionMode::PerVertex,
+            self_adhesion: true,
+            surface_tension: WATER_SURFACE_TENSION,
+            bridge_radius: None,
+            h_max: 0.001,
+            h_min: 1e-4,
+            theta_min_deg: 0.001,
+            scale: 1.0,
+            cap: 20.0,
+            min_wetness: 0.01,
+        }
+    }
+}
+
+impl WetParams {
+    /// The contact angle θ(h), radians: θ_min at h ≤ h_min, rising linearly to 90° at h_max.
+    pub fn contact_angle(&self, h: f32) -> f32 {
+        let (lo, hi) = self.heights();
+        let t = ((h - lo) / (hi - lo)).clamp(0.0, 1.0);
+        let t_min = self.theta_min_deg.clamp(0.0, 90.0).to_radians();
+        t_min + t * (std::f32::consts::FRAC_PI_2 - t_min)
+    }
+
+    /// (h_min, h_max) made consistent: 0 < h_min < h_max.
+    fn heights(&self) -> (f32, f32) {
+        let hi = self.h_max.max(1e-7);
+        let lo = self.h_min.clamp(1e-8, 0.999 * hi);
+        (lo, hi)
+    }
+
+    /// The liquid-bridge force, N (attraction positive), of a bridge of contact radius `r` (m)
+    /// over a gap `h` (m), unscaled and uncapped (Park & Byun 2019 Eq. 5, after Maxwell's
+    /// capillary force between two plates):
+    ///
+    /// `F = π r² γ (1/R1 − 1/R2) + 2π r γ sin θ`, `R1 = h / (cos θ_a + cos θ_b)`, `R2 ≈ r`,
+    ///
+    /// with h → max(h, h_min), both contact angles θ(h), and zero beyond h_max (the bridge has
+    /// broken). Never negative (near h_max the Laplace term turns slightly repulsive but the rim
+    /// term outweighs it; the max guards odd parameter choices).
+    pub fn bridge_force(&self, r: f32, h: f32) -> f32 {
+        let (lo, hi) = self.heights();
+        if h > hi || r <= 0.0 {
+            return 0.0;
+        }
+        let h = h.max(lo);
+        let theta = self.contact_angle(h);
+        let (sin, cos) = theta.sin_cos();
+        let g = self.surface_tension.max(0.0);
+        let pi = std::f32::consts::PI;
+        let laplace = pi * r * r * g * (2.0 * cos / h - 1.0 / r);
+        let rim = 2.0 * pi * r * g * sin;
+        (laplace + rim).max(0.0)
+    }
+
+    /// Extra distance beyond a particle's thickness within which the collision pass must
+    /// record contacts for adhesion, m.
+    pub fn contact_margin(&self) -> f32 {
+        if self.adhesion == AdhesionMode::Off {
+            0.0
+        } else {
+            self.heights().1
+        }
+    }
+}
+
+/// Per-particle data of the wet stage that depends on the model only, plus its counters.
+/// Lives in the workspace (built with it; the step allocates nothing).
+#[derive(Clone, Debug, Default)]
+pub struct WetScratch {
+    /// Half the local particle spacing, √(vertex area)/2, m: the default bridge radius.
+    pub half_spacing: Vec<f32>,
+    /// True when the last `adhere` found water in the cloth (the collision pass then records
+    /// contacts out to h_max).
+    pub active: bool,
+    /// Particles holding a bridge to a collider after the last `adhere`.
+    pub adhering: u32,
+    /// Self-adhesion pairs after the last `adhere` (counted from both sides).
+    pub self_pairs: u32,
+    /// Total adhesion force magnitude toward colliders in the last `adhere`, N.
+    pub collider_force: f32,
+}
+
+impl WetScratch {
+    pub fn new(model: &ClothModel) -> Self {
+        let n = model.len();
+        let mut area = vec![0.0f32; n];
+        for (t, &a) in model.triangles.iter().zip(&model.triangle_area) {
+            for &i in t {
+                area[i as usize] += a / 3.0;
+            }
+        }
+        // A particle in no triangle (none in practice) takes its garment's mean spacing.
+        let half_spacing = area
+            .iter()
+            .map(|&a| if a > 0.0 { 0.5 * a.sqrt() } else { 0.0 })
+            .collect();
+        Self {
+            half_spacing,
+            ..Self::default()
+        }
+    }
+}
+
+/// The stage `adhere`: adds the adhesion forces of every wet particle to `f` (N).
+///
+/// `gap`/`normal` are the contact records of the previous collision pass (distance from the
+/// particle to its nearest collider and that collider's outward normal; `INFINITY` when none
+/// within thickness + h_max). The bridge height is the gap minus the particle's thickness (the
+/// distance from the cloth's surface to the collider). `neighbours(i)` gives the self-collision
+/// candidates of particle i (a superset of the pairs within reach; empty when self-collision is
+/// off).
+#[allow(clippy::too_many_arguments)]
+pub fn adhere<'a>(
+    model: &ClothModel,
+    state: &ClothState,
+    p: &WetParams,
+    gap: &[f32],
+    normal: &[Vec3A],
+    neighbours: impl Fn(usize) -> &'a [u32] + Sync,
+    dt: f32,
+    scratch: &mut WetScratch,
+    f: &mut [Vec3A],
+) {
+    let min_wet = p.min_wetness.max(0.0);
+    scratch.active =
+        p.adhesion != AdhesionMode::Off && state.wet.iter().any(|&a| a >= min_wet && a > 0.0);
+    scratch.adhering = 0;
+    scratch.self_pairs = 0;
+    scratch.collider_force = 0.0;
+    if !scratch.active || p.scale <= 0.0 {
+        return;
+    }
+    let (_, h_max) = p.heights();
+    let radius = |i: usize| p.bridge_radius.unwrap_or(scratch.half_spacing[i]).max(0.0);
+    let cap_of = |i: usize| p.cap.max(0.0) * state.mass[i] * G0;
+    // Stability (chosen, like the engine's clamp of springs too stiff for the substep): in one
+    // substep a bridge may not pull its vertex farther than the bridge is high (h, at least
+    // h_min), F Δt²/m ≤ max(h, h_min); a bang-bang force that overshoots the surface every
+    // substep would otherwise rattle at coarse substeps. At the paper's settings (32 substeps
+    // of 1/60 s) this bound is ~37 m g, above the cap, so it changes nothing there.
+    let inv_dt2 = 1.0 / (dt * dt).max(1e-12);
+    let (h_lo, _) = p.heights();
+    let reach_of = |i: usize, h: f32| state.mass[i] * h.max(h_lo) * inv_dt2;
+    let holds = |i: usize| state.wet[i] >= min_wet && state.wet[i] > 0.0;
+    // Bridge height to the nearest collider, or None when there is no bridge.
+    let bridge = |i: usize| -> Option<f32> {
+        if state.inv_mass[i] == 0.0 || !holds(i) {
+            return None;
+        }
+        let h = (gap[i] - model.thickness[i]).max(0.0);
+        (h <= h_max).then_some(h)
+    };
+
+    match p.adhesion {
+        AdhesionMode::Off => {}
+        AdhesionMode::PerVertex => {
+            let mut count = 0u32;
+            let mut total = 0.0f32;
+            for i in 0..model.len() {
+                if let Some(h) = bridge(i) {
+                    let mag = (p.scale * p.bridge_force(radius(i), h))
+                        .min(cap_of(i))
+                        .min(reach_of(i, h));
+                    f[i] -= normal[i] * mag;
+                    count += 1;
+                    total += mag;
+                }
+            }
+            scratch.adhering = count;
+            scratch.collider_force = total;
+        }
+        AdhesionMode::AreaBased => {
+            // One bridge over the whole wetted contact area A_c = Σ π r_i² at the mean gap,
+            // its force split evenly: the model Park & Byun argue glues the patch flat.
+            let (mut count, mut area, mut h_sum) = (0u32, 0.0f32, 0.0f32);
+            for i in 0..model.len() {
+                if let Some(h) = bridge(i) {
+                    let r = radius(i);
+                    count += 1;
+                    area += std::f32::consts::PI * r * r;
+                    h_sum += h;
+                }
+            }
+            if count > 0 {
+                let r_c = (area / std::f32::consts::PI).sqrt();
+                let each = p.scale * p.bridge_force(r_c, h_sum / count as f32) / count as f32;
+                let mut total = 0.0;
+                for i in 0..model.len() {
+                    if let Some(h) = bridge(i) {
+                        let mag = each.min(cap_of(i)).min(reach_of(i, h));
+                        f[i] -= normal[i] * mag;
+                        total += mag;
+                    }
+                }
+                scratch.adhering = count;
+                scratch.collider_force = total;
+            }
+        }
+    }
+
+    if p.self_adhesion {
+        // Pairs of one garment closer than this in the rest shape are neighbours (structural,
+        // shear and bending rings, up to two spacings): their water is part of the same fabric
+        // and forms no bridge between separate layers.
+        const NEIGHBOUR_SPACINGS: f32 = 2.5;
+        let x = &state.x;
+        let cs = model.chunk_size;
+        let pairs: u32 = f
+            .par_chunks_mut(cs)
+            .enumerate()
+            .map(|(c, fc)| {
+                let base = c * cs;
+                let mut pairs = 0u32;
+                for (k, fi) in fc.iter_mut().enumerate() {
+                    let i = base + k;
+                    if state.inv_mass[i] == 0.0 {
+                        continue;
+                    }
+                    let (xi, ti, gi, ri) =
+                        (x[i], model.thickness[i], model.garment_of[i], radius(i));
+                    for &j in neighbours(i) {
+                        let j = j as usize;
+                        // A bridge needs water on at least one side (it wets the other).
+                        if !(holds(i) || holds(j)) {
+                            continue;
+                        }
+                        let d = x[j] - xi;
+                        let dist = d.length();
+                        let h = dist - ti - model.thickness[j];
+                        if h > h_max || dist < 1e-9 {
+                            continue;
+                        }
+                        let rj = radius(j);
+                        if model.garment_of[j] == gi
+                            && model.rest[i].distance(model.rest[j])
+                                < NEIGHBOUR_SPACINGS * (ri + rj)
+                        {
+                            continue;
+                        }
+                        // Symmetric in i and j (min radius, min cap), so the pair's forces are
+                        // equal and opposite.
+                        // Each side closes half the gap at most.
+                        let mag = (p.scale * p.bridge_force(ri.min(rj), h.max(0.0)))
+                            .min(cap_of(i).min(cap_of(j)))
+                            .min(0.5 * reach_of(i, h).min(reach_of(j, h)));
+                        *fi += d * (mag / dist);
+                        pairs += 1;
+                    }
+                }
+                pairs
+            })
+            .sum();
+        scratch.self_pairs = pairs;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturation_law_reaches_b_and_steps_compose() {
+        let c = Fabric::COTTON;
+        assert!((c.absorbed_after(1e6) - 0.84).abs() < 1e-6);
+        assert_eq!(c.absorbed_after(0.0), 0.0);
+        // Ten 1-second steps equal one 10-second soak (the law is memoryless in (B − A)).
+        let mut a = 0.0;
+        for _ in 0..10 {
+            a = c.absorb(a, 1.0);
+        }
+        assert!((a - c.absorbed_after(10.0)).abs() < 1e-5, "{a}");
+        // Slower fabrics take longer to reach the same fraction of B.
+        let frac = |f: Fabric| f.absorbed_after(10.0) / f.saturation;
+        assert!(frac(Fabric::COTTON) > frac(Fabric::COARSE_WOOL));
+        assert!(frac(Fabric::COARSE_WOOL) > frac(Fabric::HIGH_ABSORPTION));
+    }
+
+    #[test]
+    fn bridge_force_falls_with_the_gap_and_breaks_at_h_max() {
+        let p = WetParams::default();
+        let r = 0.005;
+        let at = |h: f32| p.bridge_force(r, h);
+        // Below h_min it is constant (fully adhered).
+        assert_eq!(at(0.0), at(p.h_min));
+        let mut last = f32::INFINITY;
+        for k in 0..=20 {
+            let h = p.h_min + (p.h_max - p.h_min) * k as f32 / 20.0;
+            let fh = at(h);
+            assert!(fh >= 0.0 && fh <= last, "h {h}: {fh} after {last}");
+            last = fh;
+        }
+        assert_eq!(at(p.h_max * 1.01), 0.0);
+        // At h_max, θ = 90°: only π r γ remains (rim 2π r γ minus the Laplace term π r γ).
+        let want = std::f32::consts::PI * r * p.surface_tension;
+        assert!((at(p.h_max) - want).abs() < 1e-3 * want);
+        // At contact the Laplace term dominates: 2π r² γ cos θ_min / h_min.
+        let want0 = std::f32::consts::PI * r * r * p.surface_tension * (2.0 / p.h_min - 1.0 / r);
+        assert!((at(0.0) - want0).abs() < 1e-3 * want0);
+        // ~60× the weight of a saturated 0.1 g cotton vertex: the cap (20×) is what holds.
+        let weight = 1e-4 * 1.84 * G0;
+        assert!(at(0.0) > 20.0 * weight);
+    }
+}
