@@ -92,7 +92,8 @@ impl GarmentKind {
                 area_density: 0.3,
                 damping_ratio: 0.15,
                 thickness: 0.003,
-                friction: 0.5,
+                // Low: a kicking knee must lift the skirt by sliding under it, not drag it.
+                friction: 0.2,
             },
             // A stiff silk obi.
             GarmentKind::Sash => GarmentParams {
@@ -588,15 +589,16 @@ fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> 
     let spine = body.joint("Spine", g)?;
     let legs = leg_length(body, g)?;
     let clearance = spec.clearance;
-    // Waist ring a little above the hip joint; hem at 70 % of the leg below the hips.
+    // Waist ring a little above the hip joint; hem at 70 % of the leg below the hips. (A
+    // knee-length skirt was tried: the kicking thigh stretched it more, not less.)
     let waist = Vec3::new(hips.x, hips.y + 0.3 * (spine.y - hips.y), hips.z);
     let length = 0.7 * legs * spec.length;
     let waist_ring = fitted_ring(body, waist, spec.spacing, clearance);
     // The skirt's radius below the waist: the widest of the waist and of rings further down
     // (around both legs), so it falls freely instead of clinging.
     let mut widest: Vec<f32> = waist_ring.iter().map(|&(_, r)| r).collect();
-    for k in 1..=3 {
-        let c = waist - Vec3::Y * (0.12 * k as f32 * legs);
+    for k in 1..=5 {
+        let c = waist - Vec3::Y * (0.08 * k as f32 * legs);
         for (w, &(dir, _)) in widest.iter_mut().zip(&waist_ring) {
             *w = w.max(body.ray_exit(c, dir, clearance, 0.6));
         }
@@ -605,14 +607,17 @@ fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> 
     let rows = ((length / spec.spacing).round() as usize).max(3) + 1;
     let dy = length / (rows - 1) as f32;
     // Pleats: a zig-zag of depth `pleat` around the circumference, growing from the waist (sewn
-    // flat) to the hem; every fourth column folds out.
-    let pleat = 0.012;
+    // flat) to the hem; every fourth column folds out. The folds store the width a raised knee
+    // needs (a front kick lifts the thigh to horizontal inside the skirt).
+    let pleat = 0.03;
     let mut sheet = Sheet::default();
     let base = sheet.grid(cols, rows, true, |c, r| {
         let (dir, r0) = waist_ring[c];
         let t = r as f32 / (rows - 1) as f32;
-        let ease = (t * 4.0).min(1.0);
-        let radius = r0 + (widest[c] - r0) * ease + 0.04 * t;
+        // Reach the widest radius (plus 5 cm of ease for legs that spread) within the top
+        // eighth, so the thighs never pull the cloth taut against its pinned waist.
+        let ease = (t * 8.0).min(1.0);
+        let radius = r0 + (widest[c] + 0.05 - r0) * ease + 0.04 * t;
         let fold = if (c / 2) % 2 == 0 { pleat } else { 0.0 } * ease;
         let p = waist + dir * (radius + fold) - Vec3::Y * dy * r as f32;
         if r == 0 {
