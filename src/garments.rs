@@ -121,10 +121,10 @@ impl GarmentKind {
     /// Default particle spacing, m.
     pub fn default_spacing(self) -> f32 {
         match self {
-            GarmentKind::Cape => 0.02,
-            GarmentKind::Hakama => 0.02,
-            GarmentKind::Sash => 0.02,
-            GarmentKind::Headband => 0.015,
+            GarmentKind::Cape => 0.015,
+            GarmentKind::Hakama => 0.015,
+            GarmentKind::Sash => 0.015,
+            GarmentKind::Headband => 0.012,
         }
     }
 }

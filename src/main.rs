@@ -22,8 +22,10 @@ enum Command {
     /// Run a cloth scene headless (pinned2, pinned4, sphere, plane, selfcollide, wind,
     /// two_garments, drop) and write statistics, OBJ/PLY and a PNG of the final frame.
     Scene(drape::cli::scene::Args),
-    /// Benchmarks (`drape bench cloth`).
+    /// Benchmarks (`drape bench cloth`, `drape bench scene`).
     Bench(drape::cli::bench::Args),
+    /// Fit body proxies to a character (or `ninja`) and print their quality.
+    Proxies(drape::cli::proxies::Args),
 }
 
 fn main() {
@@ -33,6 +35,7 @@ fn main() {
         Command::Rig(a) => drape::cli::rig::run(a),
         Command::Scene(a) => drape::cli::scene::run(a),
         Command::Bench(a) => drape::cli::bench::run(a),
+        Command::Proxies(a) => drape::cli::proxies::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

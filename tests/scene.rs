@@ -6,11 +6,11 @@ use drape::garments::{GarmentKind, GarmentSpec};
 use drape::scene::{Scene, SceneConfig};
 use drape::skin::SkinMethod;
 
-/// Coarse garments (2.5× the default spacing) and a short start-up.
+/// Coarse garments (3× the default spacing) and a short start-up.
 fn coarse_config(clip: Option<String>, kinds: &[GarmentKind]) -> SceneConfig {
     SceneConfig {
         clip,
-        garments: kinds.iter().map(|&k| GarmentSpec::coarse(k, 2.5)).collect(),
+        garments: kinds.iter().map(|&k| GarmentSpec::coarse(k, 3.0)).collect(),
         settle: 0.2,
         blend: 0.3,
         ..SceneConfig::default()

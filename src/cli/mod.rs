@@ -14,6 +14,7 @@ impl CliError {
     }
 }
 
-pub mod rig;
 pub mod bench;
+pub mod proxies;
+pub mod rig;
 pub mod scene;
