@@ -176,3 +176,74 @@ fn scene_file_parses_and_rejects_bad_input() {
     let fps = SceneFile::parse("fps = 1000").unwrap();
     assert!(fps.config().is_err());
 }
+
+/// Renders frames of the roundhouse kick with all garments to PNG (front and side views) for a
+/// person to look at: `DRAPE_RENDER_DIR=out cargo test --test scene render -- --ignored`.
+#[test]
+#[ignore = "writes pictures; run by hand"]
+fn render_roundhouse_frames() {
+    use drape::math::{Vec2, Vec3};
+    use drape::raster::{ortho, Canvas, Shading};
+    let dir = std::path::PathBuf::from(
+        std::env::var("DRAPE_RENDER_DIR").unwrap_or_else(|_| "target/scene_frames".into()),
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    let ninja = drape::ninja::build().unwrap();
+    let cfg = SceneConfig {
+        clip: Some("roundhouse_kick".into()),
+        ..SceneConfig::default()
+    };
+    let mut scene = Scene::new(ninja.rig, cfg).unwrap();
+    let colours = [
+        Vec3::new(0.6, 0.05, 0.05),
+        Vec3::new(0.1, 0.1, 0.3),
+        Vec3::new(0.8, 0.7, 0.2),
+        Vec3::new(0.9, 0.9, 0.9),
+    ];
+    let total = 60 + 60;
+    for f in 0..total {
+        scene.step(1.0 / 60.0);
+        if f % 15 != 14 {
+            continue;
+        }
+        let mut sheet = Canvas::new(800, 400, [40, 40, 48]);
+        for (v, fwd) in [Vec3::NEG_Z, Vec3::X].into_iter().enumerate() {
+            let mut c = Canvas::new(400, 400, [40, 40, 48]);
+            let cam = ortho(Vec3::new(0.0, 1.0, 0.0), fwd, Vec3::Y, 1.1, 1.1, 3.0);
+            let body = &scene.rig.meshes[0];
+            let idx = &body.indices;
+            c.draw_mesh(
+                &cam,
+                scene.body_positions(0),
+                scene.body_normals(0),
+                &body.uvs,
+                idx,
+                scene.rig.textures.first(),
+                &Shading::default(),
+            );
+            for g in 0..scene.garments.len() {
+                let gf = scene.garment_frame(g);
+                let tris: Vec<u32> = gf.triangles.iter().flatten().copied().collect();
+                let sh = Shading {
+                    base_color: colours[g % colours.len()],
+                    ..Shading::default()
+                };
+                c.draw_mesh(
+                    &cam,
+                    &gf.positions,
+                    &gf.normals,
+                    &[] as &[Vec2],
+                    &tris,
+                    None,
+                    &sh,
+                );
+            }
+            sheet.blit(&c, 400 * v as u32, 0);
+        }
+        std::fs::write(
+            dir.join(format!("frame{f:03}.png")),
+            sheet.to_png().unwrap(),
+        )
+        .unwrap();
+    }
+}
