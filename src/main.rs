@@ -24,6 +24,8 @@ enum Command {
     Scene(drape::cli::scene::Args),
     /// Benchmarks (`drape bench cloth`, `drape bench scene`).
     Bench(drape::cli::bench::Args),
+    /// Simulate a dressed character over its clip and write it as one animated glTF.
+    Bake(drape::cli::bake::Args),
     /// Fit body proxies to a character (or `ninja`) and print their quality.
     Proxies(drape::cli::proxies::Args),
 }
@@ -36,6 +38,7 @@ fn main() {
         Command::Scene(a) => drape::cli::scene::run(a),
         Command::Bench(a) => drape::cli::bench::run(a),
         Command::Proxies(a) => drape::cli::proxies::run(a),
+        Command::Bake(a) => drape::cli::bake::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

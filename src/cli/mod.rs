@@ -18,3 +18,4 @@ pub mod bench;
 pub mod proxies;
 pub mod rig;
 pub mod scene;
+pub mod bake;
