@@ -68,7 +68,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         scene.step(dt);
         let _ = write!(stderr, "\rbaking: frame {}/{}", f + 1, total);
         let _ = stderr.flush();
-        if f < startup || (f - startup) % every != 0 {
+        if f < startup || !(f - startup).is_multiple_of(every) {
             continue;
         }
         if !scene.state.is_finite() {
