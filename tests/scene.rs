@@ -247,3 +247,29 @@ fn render_roundhouse_frames() {
         .unwrap();
     }
 }
+
+/// CesiumMan's bones have no Mixamo names: the garment library must refuse it with a typed
+/// error naming the bone, not panic or dress it wrongly.
+#[test]
+fn a_rig_without_mixamo_bones_is_refused_with_a_typed_error() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/rigs/khronos/CesiumMan/CesiumMan.glb");
+    let path = if path.exists() {
+        path
+    } else {
+        std::path::PathBuf::from("/work/shared/rigs/khronos/CesiumMan/CesiumMan.glb")
+    };
+    if !path.exists() {
+        eprintln!("skipped: {} not found", path.display());
+        return;
+    }
+    let rig = drape::asset::load_rig(&path).unwrap();
+    match Scene::new(rig, SceneConfig::default()) {
+        Err(drape::scene::SceneError::Garment(drape::garments::GarmentError::MissingBone {
+            bone,
+            ..
+        })) => assert!(!bone.is_empty()),
+        Err(e) => panic!("unexpected error: {e}"),
+        Ok(_) => panic!("CesiumMan has no Mixamo bones but was dressed"),
+    }
+}
