@@ -14,8 +14,8 @@ impl CliError {
     }
 }
 
-pub mod bench;
-pub mod proxies;
 pub mod rig;
+pub mod bench;
 pub mod scene;
 pub mod bake;
+pub mod proxies;
