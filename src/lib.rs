@@ -26,3 +26,5 @@ pub mod skin;
 pub mod gpu;
 
 pub use rig::Rig;
+pub mod garments;
+pub mod scene;

@@ -24,13 +24,17 @@ enum Command {
     /// Run a cloth scene headless (pinned2, pinned4, sphere, plane, selfcollide, wind,
     /// two_garments, drop) and write statistics, OBJ/PLY and a PNG of the final frame.
     Scene(drape::cli::scene::Args),
-    /// Benchmarks (`drape bench cloth`).
+    /// Benchmarks (`drape bench cloth`, `drape bench scene`).
     Bench(drape::cli::bench::Args),
     /// Render a clip offscreen (wgpu) to PNG frames and an animated GIF.
     #[cfg(feature = "gpu")]
     Render(drape::cli::render::Args),
     /// Park & Byun 2019's wet-cloth experiments (wet-fig5 … wet-fig9): JSON and a picture.
     Experiment(drape::cli::experiment::Args),
+    /// Simulate a dressed character over its clip and write it as one animated glTF.
+    Bake(drape::cli::bake::Args),
+    /// Fit body proxies to a character (or `ninja`) and print their quality.
+    Proxies(drape::cli::proxies::Args),
 }
 
 fn main() {
@@ -44,6 +48,8 @@ fn main() {
         #[cfg(feature = "gpu")]
         Command::Render(a) => drape::cli::render::run(a),
         Command::Experiment(a) => drape::cli::experiment::run(a),
+        Command::Proxies(a) => drape::cli::proxies::run(a),
+        Command::Bake(a) => drape::cli::bake::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

@@ -14,9 +14,11 @@ impl CliError {
     }
 }
 
+pub mod bake;
 pub mod bench;
 pub mod experiment;
 pub mod pose;
+pub mod proxies;
 #[cfg(feature = "gpu")]
 pub mod render;
 pub mod rig;

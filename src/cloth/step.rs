@@ -645,55 +645,69 @@ pub fn collide(
                which: &mut [u32],
                scratch: &mut ChunkScratch| {
         let base = c * cs;
-        let mut lo = Vec3A::splat(f32::INFINITY);
-        let mut hi = Vec3A::splat(f32::NEG_INFINITY);
-        for p in x.iter() {
-            lo = lo.min(*p);
-            hi = hi.max(*p);
-        }
-        broad_phase(bounds, lo, hi, grow, &mut scratch.candidates);
         let mut contacts = 0;
-        for k in 0..x.len() {
-            let i = base + k;
-            gap[k] = f32::INFINITY;
-            normal[k] = Vec3A::ZERO;
-            which[k] = u32::MAX;
-            if inv_mass[i] > 0.0 && !scratch.candidates.is_empty() {
-                let (t, mu, en) = (model.thickness[i], model.friction[i], extra[i]);
-                // Two passes: a particle squeezed between two colliders (cloth in the crease
-                // between a sphere and the floor) is pushed out of one into the other once.
-                for _pass in 0..2 {
-                    let mut touched = 0;
-                    for &ci in &scratch.candidates {
-                        let ci = ci as usize;
-                        let hit = collide::resolve(
-                            &mut x[k],
-                            xp[k],
-                            &shapes_end[ci],
-                            &shapes_start[ci],
-                            t,
-                            margin,
-                            mu,
-                            en,
-                        );
-                        if let Some(h) = hit {
-                            touched += 1;
-                            if h.gap < gap[k] {
-                                gap[k] = h.gap;
-                                normal[k] = h.normal;
-                                which[k] = ci as u32;
+        // The broad phase runs per block of BLOCK consecutive particles: garments are laid out
+        // row by row, so a block is a short strip whose box meets only the nearby body
+        // colliders (a whole 1024-particle chunk of a skirt meets the whole lower body).
+        const BLOCK: usize = 32;
+        for b0 in (0..x.len()).step_by(BLOCK) {
+            let b1 = (b0 + BLOCK).min(x.len());
+            let mut lo = Vec3A::splat(f32::INFINITY);
+            let mut hi = Vec3A::splat(f32::NEG_INFINITY);
+            for p in x[b0..b1].iter() {
+                lo = lo.min(*p);
+                hi = hi.max(*p);
+            }
+            broad_phase(bounds, lo, hi, grow, &mut scratch.candidates);
+            for k in b0..b1 {
+                let i = base + k;
+                gap[k] = f32::INFINITY;
+                normal[k] = Vec3A::ZERO;
+                which[k] = u32::MAX;
+                if inv_mass[i] > 0.0 && !scratch.candidates.is_empty() {
+                    let (t, mu, en) = (model.thickness[i], model.friction[i], extra[i]);
+                    // Two passes: a particle squeezed between two colliders (cloth in the crease
+                    // between a sphere and the floor) is pushed out of one into the other once.
+                    for _pass in 0..2 {
+                        let mut touched = 0;
+                        for &ci in &scratch.candidates {
+                            let ci = ci as usize;
+                            // Per-particle box test: exact (the box grown by the reach holds every point
+                            // within reach of the shape) and much cheaper than the distance query.
+                            let (blo, bhi) = bounds[ci];
+                            let reach = t + margin;
+                            if x[k].cmplt(blo - reach).any() || x[k].cmpgt(bhi + reach).any() {
+                                continue;
+                            }
+                            let hit = collide::resolve(
+                                &mut x[k],
+                                xp[k],
+                                &shapes_end[ci],
+                                &shapes_start[ci],
+                                t,
+                                margin,
+                                mu,
+                                en,
+                            );
+                            if let Some(h) = hit {
+                                touched += 1;
+                                if h.gap < gap[k] {
+                                    gap[k] = h.gap;
+                                    normal[k] = h.normal;
+                                    which[k] = ci as u32;
+                                }
                             }
                         }
+                        if touched < 2 {
+                            break;
+                        }
                     }
-                    if touched < 2 {
-                        break;
+                    if which[k] != u32::MAX {
+                        contacts += 1;
                     }
                 }
-                if which[k] != u32::MAX {
-                    contacts += 1;
-                }
+                v[k] = (x[k] - xp[k]) * inv_dt;
             }
-            v[k] = (x[k] - xp[k]) * inv_dt;
         }
         scratch.contacts = contacts;
     };

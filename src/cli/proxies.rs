@@ -1,0 +1,47 @@
+//! `drape proxies FILE`: fits the body proxies to a character (or the built-in ninja) and prints
+//! their quality at the bind pose (coverage, gaps; `body::ProxyQuality`).
+
+use std::path::PathBuf;
+
+use clap::Args as ClapArgs;
+
+use super::CliError;
+use crate::body::{quality_at_bind, Proxies, ProxyOptions, QUALITY_TOLERANCE};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// A glTF/GLB character, or `ninja` for the built-in one.
+    pub file: PathBuf,
+    /// Skin index.
+    #[arg(long, default_value_t = 0)]
+    pub skin: usize,
+    /// Exit non-zero unless at least 95 % of the surface is within 1.5 cm of a proxy.
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let name = args.file.to_string_lossy().to_string();
+    let rig =
+        crate::scene::load_rig_named(&name, None).map_err(|e| CliError::new(e.to_string()))?;
+    if rig.skins.get(args.skin).is_none() {
+        return Err(CliError::new(format!(
+            "{name}: no skin {} (it has {})",
+            args.skin,
+            rig.skins.len()
+        )));
+    }
+    let proxies = Proxies::fit(&rig, args.skin, &ProxyOptions::default())
+        .map_err(|e| CliError::new(format!("{name}: {e}")))?;
+    let q = quality_at_bind(&rig, args.skin, &proxies);
+    println!("{name} (skin {}):", args.skin);
+    println!("{q}");
+    if args.check && q.within < 0.95 {
+        return Err(CliError::new(format!(
+            "{name}: only {:.1} % of the surface is within {:.1} cm of a proxy (target 95 %)",
+            100.0 * q.within,
+            100.0 * QUALITY_TOLERANCE
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,665 @@
+//! The dressed character: a rig playing a clip, skinned on the CPU, with body proxies and
+//! garments that collide with it, with themselves and with each other.
+//!
+//! [`Scene::step`] runs one whole frame, each stage one call over plain data (ARCHITECTURE.md):
+//!
+//! ```text
+//! player (sample clip) → FK → skin (LBS | DQS | CoR) → proxies + BVH refit
+//!   → pin targets (LBS of the pins' bindings) → cloth substeps
+//! ```
+//!
+//! Between two frames the cloth engine interpolates both the pins (`pin_prev → pin_target`) and
+//! every body collider (`Collider::prev → cur`) at each substep, so pins never lag the body and a
+//! fast kick sweeps through the cloth in small steps (PHYSICS.md §2 "Moving colliders", §4
+//! "Attachments").
+//!
+//! Start-up: for [`SceneConfig::settle`] seconds the character holds its bind pose while the
+//! garments settle; then it blends from the bind pose into the clip's first frame over
+//! [`SceneConfig::blend`] seconds (the clip held at its first frame), and only then the clip
+//! plays. Switching the clip later crossfades ([`Scene::switch_clip`]); switching the skinning
+//! method ([`Scene::set_method`]) changes only the body mesh.
+//!
+//! Scene files are TOML ([`SceneFile`]); `drape bake` reads them.
+
+use std::path::{Path, PathBuf};
+
+use crate::anim::player::{LoopMode, Player, RootMotion};
+use crate::anim::Pose;
+use crate::body::{world_from_bind, Proxies, ProxyBvh, ProxyFrame, ProxyOptions};
+use crate::cloth::{
+    step_frame_timed, ClothModel, ClothState, ClothWorkspace, Collider, Shape, SimParams,
+    StageTimes,
+};
+use crate::garments::{build_garment, BodyAtRest, GarmentKind, GarmentSpec, PinBinding};
+use crate::math::{Mat4, Vec2, Vec3};
+use crate::rig::Rig;
+use crate::skin::{SkinMethod, Skinner};
+
+/// Why a scene could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    #[error(transparent)]
+    Asset(#[from] crate::asset::AssetError),
+    #[error(transparent)]
+    Body(#[from] crate::body::BodyError),
+    #[error(transparent)]
+    Garment(#[from] crate::garments::GarmentError),
+    #[error("the built-in ninja could not be generated: {0}")]
+    Ninja(String),
+    #[error("rig '{rig}' has no clip named '{clip}' (clips: {known})")]
+    NoClip {
+        rig: String,
+        clip: String,
+        known: String,
+    },
+    #[error("rig '{0}' has no skin")]
+    NoSkin(String),
+    #[error("scene file {path}: {msg}")]
+    File { path: String, msg: String },
+}
+
+/// Everything that defines a scene besides the rig. Every field documents its unit and default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneConfig {
+    /// Clip name; `None` plays the rig's first clip (or none if it has none).
+    pub clip: Option<String>,
+    /// Skinning of the body mesh. Default LBS.
+    pub method: SkinMethod,
+    /// The garments, in this order in the cloth model. Default: cape, hakama, sash, headband.
+    pub garments: Vec<GarmentSpec>,
+    /// The world: substeps, self-collision, gravity… Default: [`SimParams::default`] with
+    /// self-collision on and 4 Provot passes.
+    pub sim: SimParams,
+    /// Seconds of bind pose at the start while the garments settle. Range 0 … 10; default 0.5.
+    pub settle: f32,
+    /// Seconds of blend from the bind pose into the clip's first frame. Range 0 … 10;
+    /// default 0.5.
+    pub blend: f32,
+    /// Root motion of the clip. Default in place.
+    pub root_motion: RootMotion,
+    /// Body proxy fitting options.
+    pub proxies: ProxyOptions,
+    /// Skin index the proxies and pins follow. Default 0.
+    pub skin: usize,
+}
+
+impl Default for SceneConfig {
+    fn default() -> Self {
+        Self {
+            clip: None,
+            method: SkinMethod::Lbs,
+            garments: GarmentKind::ALL
+                .iter()
+                .map(|&k| GarmentSpec::new(k))
+                .collect(),
+            sim: SimParams {
+                self_collision: true,
+                // Collisions run after the deformation limit and the body moves fast: a few
+                // Gauss–Seidel passes keep springs within Provot's limit.
+                provot_iterations: 4,
+                ..SimParams::default()
+            },
+            settle: 0.5,
+            blend: 0.5,
+            root_motion: RootMotion::InPlace,
+            proxies: ProxyOptions::default(),
+            skin: 0,
+        }
+    }
+}
+
+/// Where the scene is in its start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Bind pose, garments settling.
+    Settle,
+    /// Bind pose → the clip's first frame.
+    Blend,
+    /// The clip plays.
+    Play,
+}
+
+/// One garment of the scene: which kind, its particle and triangle ranges in the cloth model,
+/// and its UVs (per particle).
+#[derive(Clone, Debug)]
+pub struct SceneGarment {
+    pub kind: GarmentKind,
+    pub uvs: Vec<Vec2>,
+}
+
+/// Plain per-frame data of one garment for a renderer (no GPU types).
+#[derive(Clone, Debug, Default)]
+pub struct GarmentFrame {
+    pub name: String,
+    pub positions: Vec<Vec3>,
+    /// Area-weighted vertex normals.
+    pub normals: Vec<Vec3>,
+    /// Triangles, indices into `positions`.
+    pub triangles: Vec<[u32; 3]>,
+    pub uvs: Vec<Vec2>,
+    /// Absorbed water per particle, g/g (0 = dry).
+    pub wetness: Vec<f32>,
+}
+
+/// Wall seconds spent per stage, accumulated over frames (for `drape bench scene`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SceneTimes {
+    /// Indexed like [`SceneTimes::NAMES`].
+    pub secs: [f64; 5],
+    /// The cloth's own stages.
+    pub cloth: StageTimes,
+    pub frames: u64,
+}
+
+impl SceneTimes {
+    pub const NAMES: [&'static str; 5] = ["sample+fk", "skin", "proxies+bvh", "pins", "cloth"];
+}
+
+/// A rig wearing garments. See the module docs.
+pub struct Scene {
+    pub rig: Rig,
+    pub config: SceneConfig,
+    pub player: Player,
+    pub skinner: Skinner,
+    pub proxies: Proxies,
+    /// Proxies at the current frame, world space.
+    pub proxy_frame: ProxyFrame,
+    pub bvh: ProxyBvh,
+    pub garments: Vec<SceneGarment>,
+    /// Bindings of `model.pins`, in that order.
+    pub pins: PinBinding,
+    pub model: ClothModel,
+    pub state: ClothState,
+    pub workspace: ClothWorkspace,
+    /// One collider per proxy capsule, moving from the previous to the current frame.
+    pub colliders: Vec<Collider>,
+    /// Pin targets of the current frame (world space), in `model.pins` order.
+    pub pin_targets: Vec<Vec3>,
+    /// Seconds since the scene started.
+    pub time: f32,
+    pub phase: Phase,
+    /// The clip being played (index into `rig.clips`).
+    pub clip: Option<usize>,
+    pub times: SceneTimes,
+    /// Whether to time the stages (costs a few clock reads per stage).
+    pub profile: bool,
+    pose: Pose,
+    rest_pose: Pose,
+    first_frame: Pose,
+    world_from_node: Vec<Mat4>,
+    world_from_bind: Vec<Mat4>,
+}
+
+/// A proxy capsule as a cloth collider shape.
+fn capsule_shape(frame: &ProxyFrame, [a, b]: [u32; 2]) -> Shape {
+    let (a, b) = (a as usize, b as usize);
+    if a == b {
+        Shape::sphere(frame.center[a], frame.radius[a])
+    } else {
+        Shape::capsule(
+            frame.center[a],
+            frame.radius[a],
+            frame.center[b],
+            frame.radius[b],
+        )
+    }
+}
+
+fn smoothstep(s: f32) -> f32 {
+    let s = s.clamp(0.0, 1.0);
+    s * s * (3.0 - 2.0 * s)
+}
+
+impl Scene {
+    /// Builds the scene: fits proxies, builds and binds the garments at the bind pose.
+    pub fn new(rig: Rig, config: SceneConfig) -> Result<Scene, SceneError> {
+        let skin = config.skin;
+        if rig.skins.get(skin).is_none() {
+            return Err(SceneError::NoSkin(rig.source.clone()));
+        }
+        let clip = match &config.clip {
+            Some(name) => Some(rig.clip(name).ok_or_else(|| {
+                SceneError::NoClip {
+                    rig: rig.source.clone(),
+                    clip: name.clone(),
+                    known: rig
+                        .clips
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+            })?),
+            None => (!rig.clips.is_empty()).then_some(0),
+        };
+        let proxies = Proxies::fit(&rig, skin, &config.proxies)?;
+        let rest_frame = proxies.rest_frame(&rig, skin);
+        let mut built = Vec::new();
+        {
+            let body = BodyAtRest::new(&rig, skin, &rest_frame, &proxies.capsules)?;
+            for spec in &config.garments {
+                built.push(build_garment(&body, spec)?);
+            }
+        }
+        let mut pins = PinBinding::default();
+        let mut garments = Vec::new();
+        let mut cloth = Vec::new();
+        for b in built {
+            pins.extend(&b.pins);
+            garments.push(SceneGarment {
+                kind: b.kind,
+                uvs: b.uvs,
+            });
+            cloth.push(b.garment);
+        }
+        let model = ClothModel::new(cloth);
+        let state = ClothState::new(&model);
+        let workspace = ClothWorkspace::new(&model);
+        let colliders = proxies
+            .capsules
+            .iter()
+            .map(|&c| Collider::fixed(capsule_shape(&rest_frame, c)))
+            .collect();
+        let bvh = ProxyBvh::build(&proxies.capsules, &rest_frame);
+        let mut player = Player::new(&rig.skeleton, &rig.skins);
+        player.set_root_motion(config.root_motion);
+        player.set_loop_mode(LoopMode::Loop);
+        let rest_pose = Pose::rest(&rig.skeleton);
+        let mut first_frame = rest_pose.clone();
+        if let Some(c) = clip {
+            // Start the clip paused at its first frame: the blend target, with the player's
+            // root-motion handling applied.
+            player.play(c, &rig.clips);
+            player.pause();
+            player.pose(&rig.clips, &mut first_frame);
+        }
+        let mut skinner = Skinner::new(&rig);
+        let world_from_node = rig.skeleton.rest_world();
+        skinner.update(&rig, &world_from_node, config.method);
+        let mut world_from_bind_m = Vec::new();
+        world_from_bind(&world_from_node, &rig.skins[skin], &mut world_from_bind_m);
+        let mut pin_targets = Vec::new();
+        pins.targets(&world_from_bind_m, &mut pin_targets);
+        let phase = if config.settle > 0.0 {
+            Phase::Settle
+        } else if config.blend > 0.0 {
+            Phase::Blend
+        } else {
+            Phase::Play
+        };
+        let mut scene = Scene {
+            pose: rest_pose.clone(),
+            rest_pose,
+            first_frame,
+            world_from_node,
+            world_from_bind: world_from_bind_m,
+            rig,
+            player,
+            skinner,
+            proxy_frame: rest_frame,
+            proxies,
+            bvh,
+            garments,
+            pins,
+            model,
+            state,
+            workspace,
+            colliders,
+            pin_targets,
+            time: 0.0,
+            phase,
+            clip,
+            times: SceneTimes::default(),
+            profile: false,
+            config,
+        };
+        if scene.phase == Phase::Play {
+            scene.player.resume();
+        }
+        Ok(scene)
+    }
+
+    /// Loads a scene file (see [`SceneFile`]).
+    pub fn from_file(path: &Path) -> Result<Scene, SceneError> {
+        let file = SceneFile::load(path)?;
+        let rig = file.load_rig(path.parent())?;
+        let config = file.config().map_err(|msg| SceneError::File {
+            path: path.display().to_string(),
+            msg,
+        })?;
+        Scene::new(rig, config)
+    }
+
+    /// Advances the whole scene by `dt` seconds (one rendered frame; the cloth runs
+    /// `config.sim.substeps` substeps of `dt / substeps`). `dt` is clamped to 1/240 … 1/10 s.
+    pub fn step(&mut self, dt: f32) {
+        let dt = if dt.is_finite() {
+            dt.clamp(1.0 / 240.0, 0.1)
+        } else {
+            1.0 / 60.0
+        };
+        self.time += dt;
+        let mut clock = std::time::Instant::now();
+        let profile = self.profile;
+        let mut lap = |secs: &mut f64| {
+            if profile {
+                let now = std::time::Instant::now();
+                *secs += (now - clock).as_secs_f64();
+                clock = now;
+            }
+        };
+        // 1. The pose: bind pose, blend, or the clip.
+        let (settle, blend) = (self.config.settle.max(0.0), self.config.blend.max(0.0));
+        if self.phase == Phase::Settle && self.time >= settle {
+            self.phase = Phase::Blend;
+        }
+        if self.phase == Phase::Blend && self.time >= settle + blend {
+            self.phase = Phase::Play;
+            self.player.resume();
+        }
+        match self.phase {
+            Phase::Settle => self.pose.local.clone_from(&self.rest_pose.local),
+            Phase::Blend => {
+                let s = smoothstep((self.time - settle) / blend.max(1e-6));
+                self.pose.blend(&self.rest_pose, &self.first_frame, s);
+            }
+            Phase::Play => {
+                self.player.advance(dt, &self.rig.clips);
+                self.player.pose(&self.rig.clips, &mut self.pose);
+            }
+        }
+        self.pose
+            .world_from_node(&self.rig.skeleton, &mut self.world_from_node);
+        lap(&mut self.times.secs[0]);
+        // 2. Skin the body.
+        self.skinner
+            .update(&self.rig, &self.world_from_node, self.config.method);
+        lap(&mut self.times.secs[1]);
+        // 3. Proxies and their BVH; colliders move from last frame's pose to this one.
+        let skin = &self.rig.skins[self.config.skin];
+        world_from_bind(&self.world_from_node, skin, &mut self.world_from_bind);
+        self.proxies
+            .update(&self.world_from_bind, &mut self.proxy_frame);
+        self.bvh
+            .update(&self.proxies.capsules, &self.proxy_frame, 2.0);
+        for (c, &cap) in self.colliders.iter_mut().zip(&self.proxies.capsules) {
+            c.move_to(capsule_shape(&self.proxy_frame, cap));
+        }
+        lap(&mut self.times.secs[2]);
+        // 4. Pins: skinned like the body; the engine interpolates from last frame's targets.
+        self.pins
+            .targets(&self.world_from_bind, &mut self.pin_targets);
+        self.state.set_pin_targets(&self.pin_targets);
+        lap(&mut self.times.secs[3]);
+        // 5. Cloth.
+        self.config.sim.frame_dt = dt;
+        let timer = if profile {
+            Some(&mut self.times.cloth)
+        } else {
+            None
+        };
+        step_frame_timed(
+            &self.model,
+            &mut self.state,
+            &mut self.workspace,
+            &self.colliders,
+            &self.config.sim,
+            timer,
+        );
+        lap(&mut self.times.secs[4]);
+        self.times.frames += 1;
+    }
+
+    /// Switches the skinning method of the body (takes effect next frame).
+    pub fn set_method(&mut self, method: SkinMethod) {
+        if method == SkinMethod::Cor && self.skinner.cor_centers(0).is_none() {
+            self.skinner.prepare_cor(&self.rig, &mut |_, _| {});
+        }
+        self.config.method = method;
+    }
+
+    /// Switches to another clip with a crossfade of `fade` seconds (a cut if 0). Before the clip
+    /// plays (settle/blend phases) it replaces the blend target instead.
+    pub fn switch_clip(&mut self, clip: usize, fade: f32) {
+        if clip >= self.rig.clips.len() {
+            return;
+        }
+        self.clip = Some(clip);
+        if self.phase == Phase::Play {
+            self.player.crossfade_to(clip, fade, &self.rig.clips);
+        } else {
+            self.player.play(clip, &self.rig.clips);
+            self.player.pause();
+            self.player.pose(&self.rig.clips, &mut self.first_frame);
+        }
+    }
+
+    /// Seconds of the start-up (settle + blend) before the clip plays.
+    pub fn startup_seconds(&self) -> f32 {
+        self.config.settle.max(0.0) + self.config.blend.max(0.0)
+    }
+
+    /// World positions of the skinned body mesh `mesh` at the current frame.
+    pub fn body_positions(&self, mesh: usize) -> &[Vec3] {
+        self.skinner.positions(mesh)
+    }
+
+    pub fn body_normals(&self, mesh: usize) -> &[Vec3] {
+        self.skinner.normals(mesh)
+    }
+
+    /// The world-from-node matrices of the current frame.
+    pub fn world_from_node(&self) -> &[Mat4] {
+        &self.world_from_node
+    }
+
+    /// Garment `g` at the current frame, as plain data for a renderer or an exporter.
+    pub fn garment_frame(&self, g: usize) -> GarmentFrame {
+        let mut out = GarmentFrame::default();
+        self.garment_frame_into(g, &mut out);
+        out
+    }
+
+    /// [`Scene::garment_frame`] into reused buffers.
+    pub fn garment_frame_into(&self, g: usize, out: &mut GarmentFrame) {
+        let info = &self.model.garments[g];
+        let base = info.particles.start as u32;
+        out.name.clone_from(&info.name);
+        out.positions.clear();
+        out.positions.extend(
+            self.state.x[info.particles.clone()]
+                .iter()
+                .map(|&p| Vec3::from(p)),
+        );
+        out.triangles.clear();
+        out.triangles.extend(
+            self.model.triangles[info.triangles.clone()]
+                .iter()
+                .map(|t| t.map(|i| i - base)),
+        );
+        out.normals.clear();
+        out.normals.resize(out.positions.len(), Vec3::ZERO);
+        for t in &out.triangles {
+            let [a, b, c] = t.map(|i| out.positions[i as usize]);
+            let n = (b - a).cross(c - a);
+            for &i in t {
+                out.normals[i as usize] += n;
+            }
+        }
+        for n in &mut out.normals {
+            *n = n.try_normalize().unwrap_or(Vec3::Y);
+        }
+        out.uvs.clone_from(&self.garments[g].uvs);
+        out.wetness.clear();
+        out.wetness
+            .extend_from_slice(&self.state.wet[info.particles.clone()]);
+    }
+
+    /// Particle count of all garments.
+    pub fn particle_count(&self) -> usize {
+        self.model.len()
+    }
+}
+
+/// A scene file (TOML). Example:
+///
+/// ```toml
+/// rig = "ninja"            # or a path to a .glb/.gltf, relative to the file
+/// clip = "roundhouse_kick" # optional: the first clip otherwise
+/// skinning = "dqs"         # lbs | dqs | cor
+/// substeps = 16
+/// self_collision = true
+/// settle = 0.5             # s of bind pose
+/// blend = 0.5              # s of blend into the first frame
+/// fps = 60
+///
+/// [[garment]]
+/// kind = "cape"            # cape | hakama | sash | headband
+/// spacing = 0.02           # m, optional
+/// length = 1.0             # optional
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// `"ninja"` for the built-in character, or a glTF path (relative to the scene file).
+    pub rig: Option<String>,
+    pub clip: Option<String>,
+    pub skinning: Option<String>,
+    pub substeps: Option<u32>,
+    pub self_collision: Option<bool>,
+    pub settle: Option<f32>,
+    pub blend: Option<f32>,
+    /// Frames per second of the simulation and the bake. Range 10 … 240; default 60.
+    pub fps: Option<f32>,
+    /// `in_place` (default), `travel` or `authored`.
+    pub root_motion: Option<String>,
+    #[serde(default)]
+    pub garment: Vec<GarmentEntry>,
+}
+
+/// One `[[garment]]` table of a scene file.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GarmentEntry {
+    pub kind: String,
+    pub spacing: Option<f32>,
+    pub clearance: Option<f32>,
+    pub length: Option<f32>,
+    pub k_structural: Option<f32>,
+    pub k_bend: Option<f32>,
+    pub area_density: Option<f32>,
+    pub thickness: Option<f32>,
+    pub friction: Option<f32>,
+}
+
+impl SceneFile {
+    pub fn load(path: &Path) -> Result<SceneFile, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SceneError::File {
+            path: path.display().to_string(),
+            msg: e.to_string(),
+        })?;
+        Self::parse(&text).map_err(|msg| SceneError::File {
+            path: path.display().to_string(),
+            msg,
+        })
+    }
+
+    pub fn parse(text: &str) -> Result<SceneFile, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The rig the file names: the built-in ninja (default) or a glTF file.
+    pub fn load_rig(&self, base: Option<&Path>) -> Result<Rig, SceneError> {
+        load_rig_named(self.rig.as_deref().unwrap_or("ninja"), base)
+    }
+
+    /// The configuration the file describes (defaults where it is silent).
+    pub fn config(&self) -> Result<SceneConfig, String> {
+        let mut c = SceneConfig {
+            clip: self.clip.clone(),
+            ..SceneConfig::default()
+        };
+        if let Some(m) = &self.skinning {
+            c.method = m.parse()?;
+        }
+        if let Some(s) = self.substeps {
+            c.sim.substeps = s.clamp(1, 1000);
+        }
+        if let Some(s) = self.self_collision {
+            c.sim.self_collision = s;
+        }
+        if let Some(s) = self.settle {
+            c.settle = s.clamp(0.0, 10.0);
+        }
+        if let Some(s) = self.blend {
+            c.blend = s.clamp(0.0, 10.0);
+        }
+        if let Some(f) = self.fps {
+            if !(10.0..=240.0).contains(&f) {
+                return Err(format!("fps must be within 10 … 240, not {f}"));
+            }
+            c.sim.frame_dt = 1.0 / f;
+        }
+        if let Some(r) = &self.root_motion {
+            c.root_motion = match r.as_str() {
+                "in_place" | "in-place" => RootMotion::InPlace,
+                "travel" => RootMotion::Travel,
+                "authored" => RootMotion::Authored,
+                o => return Err(format!("unknown root_motion '{o}'")),
+            };
+        }
+        if !self.garment.is_empty() {
+            c.garments.clear();
+            for g in &self.garment {
+                let kind: GarmentKind = g.kind.parse().map_err(|e| format!("{e}"))?;
+                let mut s = GarmentSpec::new(kind);
+                if let Some(v) = g.spacing {
+                    s.spacing = v.clamp(0.005, 0.1);
+                }
+                if let Some(v) = g.clearance {
+                    s.clearance = v.clamp(0.001, 0.05);
+                }
+                if let Some(v) = g.length {
+                    s.length = v.clamp(0.3, 1.5);
+                }
+                let f = &mut s.fabric;
+                if let Some(v) = g.k_structural {
+                    f.k_structural = v.clamp(0.0, 1e7);
+                }
+                if let Some(v) = g.k_bend {
+                    f.k_bend = v.clamp(0.0, 1e7);
+                }
+                if let Some(v) = g.area_density {
+                    f.area_density = v.clamp(0.01, 10.0);
+                }
+                if let Some(v) = g.thickness {
+                    f.thickness = v.clamp(1e-4, 0.05);
+                }
+                if let Some(v) = g.friction {
+                    f.friction = v.clamp(0.0, 2.0);
+                }
+                c.garments.push(s);
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// `"ninja"` → the built-in ninja; anything else is a glTF path (relative to `base` if given).
+pub fn load_rig_named(name: &str, base: Option<&Path>) -> Result<Rig, SceneError> {
+    if name == "ninja" {
+        return crate::ninja::build()
+            .map(|n| n.rig)
+            .map_err(|e| SceneError::Ninja(e.to_string()));
+    }
+    let mut p = PathBuf::from(name);
+    if p.is_relative() {
+        if let Some(b) = base {
+            let q = b.join(&p);
+            if q.exists() {
+                p = q;
+            }
+        }
+    }
+    Ok(crate::asset::load_rig(&p)?)
+}
