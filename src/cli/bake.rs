@@ -33,10 +33,20 @@ pub struct Args {
     /// Bake every n-th simulated frame (1 = every frame at the simulation's fps).
     #[arg(long, default_value_t = 2)]
     pub every: u32,
+    /// Replace --out if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let err = |e: &dyn std::fmt::Display| CliError::new(e.to_string());
+    // Refuse before simulating, not after minutes of work.
+    if args.out.exists() && !args.force {
+        return Err(CliError::new(format!(
+            "{} already exists; pass --force to overwrite it",
+            args.out.display()
+        )));
+    }
     let mut scene = match &args.scene {
         Some(p) => Scene::from_file(p).map_err(|e| err(&e))?,
         None => {
@@ -96,7 +106,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         meshes.push((name, indices, f));
     }
     let bytes = glb(&meshes, &times).map_err(CliError::new)?;
-    std::fs::write(&args.out, bytes)
+    let mut file = super::create_output(&args.out, args.force)?;
+    std::io::Write::write_all(&mut file, &bytes)
         .map_err(|e| CliError::new(format!("could not write {}: {e}", args.out.display())))?;
     println!(
         "wrote {}: {} meshes, {} frames, {} particles",
