@@ -288,9 +288,28 @@ impl Stage {
         shading: Shading,
         camera: Camera,
         garments: &[GarmentFrame],
-        (width, height): (u32, u32),
+        size: (u32, u32),
     ) -> Result<RgbaImage, GpuError> {
         pose_at(rig, clip, t, &mut self.pose, &mut self.world);
+        let world = std::mem::take(&mut self.world);
+        let image = self.render_posed(ctx, rig, &world, shading, camera, garments, size);
+        self.world = world;
+        image
+    }
+
+    /// Renders `rig` in the pose whose forward kinematics is `world_from_node` (posed by a
+    /// simulation, a player, …), otherwise as [`Stage::render`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_posed(
+        &mut self,
+        ctx: &GpuContext,
+        rig: &Rig,
+        world_from_node: &[Mat4],
+        shading: Shading,
+        camera: Camera,
+        garments: &[GarmentFrame],
+        (width, height): (u32, u32),
+    ) -> Result<RgbaImage, GpuError> {
         let start = std::time::Instant::now();
         let mut encoder = ctx
             .device
@@ -302,14 +321,14 @@ impl Stage {
             &self.pipeline,
             &mut encoder,
             rig,
-            &self.world,
+            world_from_node,
             self.method,
         )?;
         ctx.queue.submit([encoder.finish()]);
         ctx.wait_idle()?;
         let skinned = std::time::Instant::now();
         self.upload_garments(ctx, garments)?;
-        let mut items = self.character.draw_items(&self.world, shading, None);
+        let mut items = self.character.draw_items(world_from_node, shading, None);
         for item in &mut items {
             item.material.displacement = CHARACTER_DISPLACEMENT;
         }
