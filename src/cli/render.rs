@@ -333,6 +333,7 @@ mod tests {
             method: "lbs".into(),
             shader: "texture".into(),
             camera: "auto".into(),
+            garments: Vec::new(),
         }
     }
 
