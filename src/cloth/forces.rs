@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use crate::math::{Vec3, Vec3A, Vec4};
 
-use super::model::{ClothModel, EdgeSet};
+use super::model::{ClothModel, EdgeSet, GridStencil, STENCIL_FAMILIES};
 use super::params::Wind;
 
 /// Adds the force of spring `e` to `fa` (on end a) and its opposite to `fb`:
@@ -26,10 +26,9 @@ fn spring_force(xa: Vec3A, xb: Vec3A, va: Vec3A, vb: Vec3A, rest: f32, k: f32, k
     d * (inv_l * (k * stretch + kd * rate))
 }
 
-/// Zeroes `f` and accumulates every spring force into it. Chunks of particles run in parallel
-/// (each chunk's internal springs write only inside the chunk), then the springs crossing
-/// chunks run serially; the summation order is fixed, so the result does not depend on the
-/// number of threads.
+/// The reference kernel: zeroes `f` and accumulates every spring of `model.springs` (with the
+/// stiffnesses `k`, `kd` indexed like it) into it, edge by edge. [`springs_fast`] computes the
+/// same forces; this one is kept as the reference the tests compare it with.
 pub fn springs(
     model: &ClothModel,
     x: &[Vec3A],
@@ -38,8 +37,298 @@ pub fn springs(
     kd: &[f32],
     f: &mut [Vec3A],
 ) {
-    let set: &EdgeSet = &model.springs;
-    let cs = model.chunk_size;
+    edge_springs(&model.springs, model.chunk_size, x, v, k, kd, f);
+}
+
+/// Scratch of the fast kernel: one [`BandScratch`] per band of each grid stencil.
+#[derive(Clone, Debug, Default)]
+pub struct SpringScratch {
+    bands: Vec<Vec<BandScratch>>,
+}
+
+impl SpringScratch {
+    pub fn new(model: &ClothModel) -> Self {
+        Self {
+            bands: model
+                .stencils
+                .iter()
+                .map(|st| vec![BandScratch::new(st); st.bands()])
+                .collect(),
+        }
+    }
+}
+
+/// Structure-of-arrays copies of one band of a grid (plus the two rows on each side its
+/// springs reach), its force accumulators and one row of per-spring forces.
+#[derive(Clone, Debug, Default)]
+pub struct BandScratch {
+    /// Positions x, y, z and velocities x, y, z of rows `lo..hi`, row-major.
+    pv: [Vec<f32>; 6],
+    /// Force x, y, z on the band's own rows.
+    acc: [Vec<f32>; 3],
+    /// Force of each spring of one family row.
+    tmp: [Vec<f32>; 3],
+}
+
+impl BandScratch {
+    fn new(st: &GridStencil) -> Self {
+        let halo = (st.band_rows + 4).min(st.ny) * st.nx;
+        let own = st.band_rows.min(st.ny) * st.nx;
+        Self {
+            pv: std::array::from_fn(|_| vec![0.0; halo]),
+            acc: std::array::from_fn(|_| vec![0.0; own]),
+            tmp: std::array::from_fn(|_| vec![0.0; st.nx]),
+        }
+    }
+}
+
+/// The fast kernel: the same forces as [`springs`] (to rounding: only the order of the sums
+/// differs), for the stability scale `garment_scale` of each garment. Grid garments run as a
+/// stencil ([`GridStencil`]): each spring family is a shifted pair of contiguous rows, computed
+/// eight springs at a time (AVX2 where the CPU has it; the same expressions in the same order
+/// otherwise, so both paths give bit-identical forces) with no index lists and no scatter;
+/// bands of rows run in parallel, each summing the forces on its own rows (recomputing the
+/// two rows of springs above it), so a particle's sum is in the same order whatever the
+/// banding and the thread count. Other garments run on the edge list `model.general` with
+/// their effective stiffnesses `k_general`, `kd_general`.
+#[allow(clippy::too_many_arguments)]
+pub fn springs_fast(
+    model: &ClothModel,
+    x: &[Vec3A],
+    v: &[Vec3A],
+    garment_scale: &[f32],
+    k_general: &[f32],
+    kd_general: &[f32],
+    scratch: &mut SpringScratch,
+    f: &mut [Vec3A],
+) {
+    edge_springs(
+        &model.general,
+        model.chunk_size,
+        x,
+        v,
+        k_general,
+        kd_general,
+        f,
+    );
+    for (st, bands) in model.stencils.iter().zip(scratch.bands.iter_mut()) {
+        let range = st.first..st.first + st.len();
+        let scale = garment_scale.get(st.garment).copied().unwrap_or(1.0);
+        let (xg, vg, fg) = (&x[range.clone()], &v[range.clone()], &mut f[range]);
+        let rows = st.band_rows * st.nx;
+        if bands.len() == 1 {
+            stencil_band(st, scale, 0, xg, vg, &mut bands[0], fg);
+        } else {
+            fg.par_chunks_mut(rows)
+                .zip(bands.par_iter_mut())
+                .enumerate()
+                .for_each(|(b, (fb, sc))| stencil_band(st, scale, b, xg, vg, sc, fb));
+        }
+    }
+}
+
+/// Forces on the rows of band `band` of a grid stencil, written to `out` (those rows).
+fn stencil_band(
+    st: &GridStencil,
+    scale: f32,
+    band: usize,
+    x: &[Vec3A],
+    v: &[Vec3A],
+    sc: &mut BandScratch,
+    out: &mut [Vec3A],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { stencil_band_avx2(st, scale, band, x, v, sc, out) };
+            return;
+        }
+    }
+    stencil_band_body(st, scale, band, x, v, sc, out);
+}
+
+/// [`stencil_band_body`] compiled for AVX2: the row loops become 8-wide. No FMA: Rust never
+/// contracts `a * b + c`, so this path rounds exactly like the portable one.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn stencil_band_avx2(
+    st: &GridStencil,
+    scale: f32,
+    band: usize,
+    x: &[Vec3A],
+    v: &[Vec3A],
+    sc: &mut BandScratch,
+    out: &mut [Vec3A],
+) {
+    stencil_band_body(st, scale, band, x, v, sc, out);
+}
+
+#[inline(always)]
+fn stencil_band_body(
+    st: &GridStencil,
+    scale: f32,
+    band: usize,
+    x: &[Vec3A],
+    v: &[Vec3A],
+    sc: &mut BandScratch,
+    out: &mut [Vec3A],
+) {
+    let (nx, ny) = (st.nx, st.ny);
+    let r0 = band * st.band_rows;
+    let r1 = (r0 + st.band_rows).min(ny);
+    // Rows whose springs reach the band: anchors from r0 − 2; ends up to r1 + 1.
+    let lo = r0.saturating_sub(2);
+    let hi = (r1 + 2).min(ny);
+    let BandScratch { pv, acc, tmp } = sc;
+    let span = (hi - lo) * nx;
+    {
+        let [px, py, pz, vx, vy, vz] = pv;
+        let (px, py, pz) = (&mut px[..span], &mut py[..span], &mut pz[..span]);
+        let (vx, vy, vz) = (&mut vx[..span], &mut vy[..span], &mut vz[..span]);
+        let (xs, vs) = (&x[lo * nx..hi * nx], &v[lo * nx..hi * nx]);
+        for i in 0..span {
+            px[i] = xs[i].x;
+            py[i] = xs[i].y;
+            pz[i] = xs[i].z;
+            vx[i] = vs[i].x;
+            vy[i] = vs[i].y;
+            vz[i] = vs[i].z;
+        }
+    }
+    let own = (r1 - r0) * nx;
+    for a in acc.iter_mut() {
+        a[..own].fill(0.0);
+    }
+    // Spring rows in ascending order, families in their fixed order within a row: each
+    // particle's forces are summed in the same order whichever band holds it.
+    for s in lo..r1 {
+        for (fi, fam) in STENCIL_FAMILIES.iter().enumerate() {
+            let (rows, cols) = fam.extent(nx, ny);
+            if s >= rows || cols == 0 {
+                continue;
+            }
+            let (ra, rb) = (s + fam.a.0, s + fam.b.0);
+            let a_in = (r0..r1).contains(&ra);
+            let b_in = (r0..r1).contains(&rb);
+            if !a_in && !b_in {
+                continue;
+            }
+            let ia = (ra - lo) * nx + fam.a.1;
+            let ib = (rb - lo) * nx + fam.b.1;
+            let rest = &st.rest[fi][s * nx..s * nx + cols];
+            spring_row(
+                [
+                    &pv[0][ia..ia + cols],
+                    &pv[1][ia..ia + cols],
+                    &pv[2][ia..ia + cols],
+                ],
+                [
+                    &pv[0][ib..ib + cols],
+                    &pv[1][ib..ib + cols],
+                    &pv[2][ib..ib + cols],
+                ],
+                [
+                    &pv[3][ia..ia + cols],
+                    &pv[4][ia..ia + cols],
+                    &pv[5][ia..ia + cols],
+                ],
+                [
+                    &pv[3][ib..ib + cols],
+                    &pv[4][ib..ib + cols],
+                    &pv[5][ib..ib + cols],
+                ],
+                rest,
+                st.k[fi] * scale,
+                st.kd[fi] * scale,
+                tmp,
+            );
+            if a_in {
+                let o = (ra - r0) * nx + fam.a.1;
+                for (a, t) in acc.iter_mut().zip(tmp.iter()) {
+                    add_row(&mut a[o..o + cols], &t[..cols]);
+                }
+            }
+            if b_in {
+                let o = (rb - r0) * nx + fam.b.1;
+                for (a, t) in acc.iter_mut().zip(tmp.iter()) {
+                    sub_row(&mut a[o..o + cols], &t[..cols]);
+                }
+            }
+        }
+    }
+    let [fx, fy, fz] = acc;
+    for (i, o) in out[..own].iter_mut().enumerate() {
+        *o = Vec3A::new(fx[i], fy[i], fz[i]);
+    }
+}
+
+/// The force on end a of each spring of one family row (`F_a`, see [`spring_force`]; end b
+/// gets `−F_a`), written to `out`. Every slice has the row's length.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn spring_row(
+    xa: [&[f32]; 3],
+    xb: [&[f32]; 3],
+    va: [&[f32]; 3],
+    vb: [&[f32]; 3],
+    rest: &[f32],
+    k: f32,
+    kd: f32,
+    out: &mut [Vec<f32>; 3],
+) {
+    let m = rest.len();
+    let [ox, oy, oz] = out;
+    let (ox, oy, oz) = (&mut ox[..m], &mut oy[..m], &mut oz[..m]);
+    let (xa0, xa1, xa2) = (&xa[0][..m], &xa[1][..m], &xa[2][..m]);
+    let (xb0, xb1, xb2) = (&xb[0][..m], &xb[1][..m], &xb[2][..m]);
+    let (va0, va1, va2) = (&va[0][..m], &va[1][..m], &va[2][..m]);
+    let (vb0, vb1, vb2) = (&vb[0][..m], &vb[1][..m], &vb[2][..m]);
+    for j in 0..m {
+        let (dx, dy, dz) = (xb0[j] - xa0[j], xb1[j] - xa1[j], xb2[j] - xa2[j]);
+        let l2 = dx * dx + dy * dy + dz * dz;
+        let dvd = (vb0[j] - va0[j]) * dx + (vb1[j] - va1[j]) * dy + (vb2[j] - va2[j]) * dz;
+        // Coincident ends exert no force (as in `spring_force`); the select keeps the loop
+        // branch-free.
+        let degenerate = l2 < 1e-24;
+        let inv_l = 1.0 / (if degenerate { 1.0 } else { l2 }).sqrt();
+        let stretch = l2 * inv_l - rest[j];
+        let rate = dvd * inv_l;
+        let c = inv_l * (k * stretch + kd * rate);
+        let c = if degenerate { 0.0 } else { c };
+        ox[j] = dx * c;
+        oy[j] = dy * c;
+        oz[j] = dz * c;
+    }
+}
+
+#[inline(always)]
+fn add_row(a: &mut [f32], t: &[f32]) {
+    for (a, t) in a.iter_mut().zip(t) {
+        *a += *t;
+    }
+}
+
+#[inline(always)]
+fn sub_row(a: &mut [f32], t: &[f32]) {
+    for (a, t) in a.iter_mut().zip(t) {
+        *a -= *t;
+    }
+}
+
+/// Zeroes `f` and accumulates the forces of the springs in `set` into it. Chunks of particles
+/// run in parallel (each chunk's internal springs write only inside the chunk), then the
+/// springs crossing chunks run serially; the summation order is fixed, so the result does not
+/// depend on the number of threads.
+fn edge_springs(
+    set: &EdgeSet,
+    cs: usize,
+    x: &[Vec3A],
+    v: &[Vec3A],
+    k: &[f32],
+    kd: &[f32],
+    f: &mut [Vec3A],
+) {
     let chunk = |c: usize, fc: &mut [Vec3A]| {
         fc.fill(Vec3A::ZERO);
         let base = c * cs;

@@ -111,6 +111,193 @@ impl EdgeSet {
     }
 }
 
+/// The spring families of a regular grid, in the order the stencil kernel sums them. Each is
+/// a shift: the spring anchored at (row r, column c) joins particle `(r, c) + A` to
+/// `(r, c) + B` with the (row, column) offsets below (PHYSICS.md §1's structural (i±1, j),
+/// (i, j±1), shear (i±1, j±1) and bending (i±2, j), (i, j±2)).
+pub const STENCIL_FAMILIES: [StencilFamily; 6] = [
+    // Structural along a row, and across rows.
+    StencilFamily {
+        a: (0, 0),
+        b: (0, 1),
+        kind: SpringKind::Structural,
+    },
+    StencilFamily {
+        a: (0, 0),
+        b: (1, 0),
+        kind: SpringKind::Structural,
+    },
+    // Shear: the two diagonals of each quad.
+    StencilFamily {
+        a: (0, 0),
+        b: (1, 1),
+        kind: SpringKind::Shear,
+    },
+    StencilFamily {
+        a: (0, 1),
+        b: (1, 0),
+        kind: SpringKind::Shear,
+    },
+    // Bending, two apart along a row and across rows.
+    StencilFamily {
+        a: (0, 0),
+        b: (0, 2),
+        kind: SpringKind::Bend,
+    },
+    StencilFamily {
+        a: (0, 0),
+        b: (2, 0),
+        kind: SpringKind::Bend,
+    },
+];
+
+/// One spring family of the grid stencil: end a at (row, column) offset `a` from the anchor,
+/// end b at offset `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StencilFamily {
+    pub a: (usize, usize),
+    pub b: (usize, usize),
+    pub kind: SpringKind,
+}
+
+impl StencilFamily {
+    /// Anchor rows and columns of the family on an `nx × ny` grid: `0..rows`, `0..cols`.
+    pub fn extent(&self, nx: usize, ny: usize) -> (usize, usize) {
+        let dr = self.a.0.max(self.b.0);
+        let dc = self.a.1.max(self.b.1);
+        (ny.saturating_sub(dr), nx.saturating_sub(dc))
+    }
+}
+
+/// A grid garment as a stencil: its springs are exactly the six families of
+/// [`STENCIL_FAMILIES`] over an `nx × ny` grid (particle `first + r·nx + c`), each family with
+/// one stiffness and one dashpot, so that the force kernel can treat every family as a shifted
+/// pair of contiguous rows (no index lists, no scatter conflicts, fully vectorisable).
+#[derive(Clone, Debug)]
+pub struct GridStencil {
+    /// Garment index.
+    pub garment: usize,
+    /// Index of particle (0, 0) in the world.
+    pub first: usize,
+    pub nx: usize,
+    pub ny: usize,
+    /// Rest length, m, of each family's spring by anchor index `r·nx + c` (0 where the family
+    /// has no spring at that anchor). Rest lengths differ per spring when the grid is jittered.
+    pub rest: [Vec<f32>; 6],
+    /// Stiffness per family, N/m (as authored).
+    pub k: [f32; 6],
+    /// Dashpot per family, N·s/m (as authored).
+    pub kd: [f32; 6],
+    /// Rows per band of parallel work (from the model's chunk size, never from the thread
+    /// count; the kernel's sums do not depend on it anyway).
+    pub band_rows: usize,
+}
+
+impl GridStencil {
+    /// The stencil of garment `g` (particles from `first`), if its springs (`springs`, world
+    /// indices, as pushed by [`ClothModel::with_chunk_size`]) are exactly the grid's families,
+    /// each with one k and k_d; `None` for any other garment (it then runs on the edge list).
+    fn detect(
+        g: &Garment,
+        garment: usize,
+        first: usize,
+        springs: &[(u32, u32, f32, f32, f32)],
+        chunk_size: usize,
+    ) -> Option<Self> {
+        let (nx, ny) = g.grid?;
+        let (nx, ny) = (nx as usize, ny as usize);
+        if nx < 2 || ny < 2 || nx * ny != g.rest.len() {
+            return None;
+        }
+        let mut rest: [Vec<f32>; 6] = Default::default();
+        let mut seen: [Vec<bool>; 6] = Default::default();
+        for f in 0..6 {
+            rest[f] = vec![0.0; nx * ny];
+            seen[f] = vec![false; nx * ny];
+        }
+        let mut k = [f32::NAN; 6];
+        let mut kd = [f32::NAN; 6];
+        for &(a, b, l0, ks, kds) in springs {
+            let (a, b) = (a as usize - first, b as usize - first);
+            let (a, b) = (a.min(b), a.max(b));
+            let (ra, ca, rb, cb) = (a / nx, a % nx, b / nx, b % nx);
+            let dr = rb - ra;
+            let dc = cb as isize - ca as isize;
+            let (f, anchor) = match (dr, dc) {
+                (0, 1) => (0, a),
+                (1, 0) => (1, a),
+                (1, 1) => (2, a),
+                (1, -1) => (3, a - 1),
+                (0, 2) => (4, a),
+                (2, 0) => (5, a),
+                _ => return None,
+            };
+            if seen[f][anchor] {
+                return None;
+            }
+            seen[f][anchor] = true;
+            rest[f][anchor] = l0;
+            if k[f].is_nan() {
+                (k[f], kd[f]) = (ks, kds);
+            } else if k[f] != ks || kd[f] != kds {
+                return None;
+            }
+        }
+        // Every anchor of every family must hold its spring (no missing springs either).
+        for (f, fam) in STENCIL_FAMILIES.iter().enumerate() {
+            let (rows, cols) = fam.extent(nx, ny);
+            let count = seen[f].iter().filter(|&&s| s).count();
+            if count != rows * cols {
+                return None;
+            }
+            if count == 0 {
+                (k[f], kd[f]) = (0.0, 0.0);
+            }
+        }
+        // The kinds must be the grid's too: the kind decides which springs Provot limits.
+        let kinds_match = g.springs.iter().all(|&(a, b, kind)| {
+            let (a, b) = (a.min(b) as usize, a.max(b) as usize);
+            let (dr, dc) = (b / nx - a / nx, (b % nx) as isize - (a % nx) as isize);
+            let f = match (dr, dc) {
+                (0, 1) => 0,
+                (1, 0) => 1,
+                (1, 1) => 2,
+                (1, -1) => 3,
+                (0, 2) => 4,
+                _ => 5,
+            };
+            STENCIL_FAMILIES[f].kind == kind
+        });
+        if !kinds_match {
+            return None;
+        }
+        Some(GridStencil {
+            garment,
+            first,
+            nx,
+            ny,
+            rest,
+            k,
+            kd,
+            band_rows: chunk_size.div_ceil(nx).max(8),
+        })
+    }
+
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.nx * self.ny
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of bands of parallel work.
+    pub fn bands(&self) -> usize {
+        self.ny.div_ceil(self.band_rows)
+    }
+}
+
 /// Where one garment's particles and triangles sit in the concatenated world.
 #[derive(Clone, Debug)]
 pub struct GarmentInfo {
@@ -151,6 +338,12 @@ pub struct ClothModel {
     pub springs: EdgeSet,
     /// Structural and shear springs, for Provot's deformation limit.
     pub limits: EdgeSet,
+    /// Grid garments whose springs are exactly the regular grid's (the fast force kernel runs
+    /// them as a stencil over rows, see [`super::forces::springs_fast`]).
+    pub stencils: Vec<GridStencil>,
+    /// The springs of every other garment (a subset of `springs`, partitioned the same way),
+    /// for the edge-list kernel of the fast path.
+    pub general: EdgeSet,
     /// Particles per chunk of parallel work (the last chunk may be shorter).
     pub chunk_size: usize,
     pub garments: Vec<GarmentInfo>,
@@ -186,12 +379,15 @@ impl ClothModel {
             triangle_area: Vec::new(),
             springs: EdgeSet::default(),
             limits: EdgeSet::default(),
+            stencils: Vec::new(),
+            general: EdgeSet::default(),
             chunk_size,
             garments: Vec::new(),
             max_thickness: 0.0,
         };
         let mut springs = Vec::new();
         let mut limits = Vec::new();
+        let mut general = Vec::new();
         for (gi, g) in garments.into_iter().enumerate() {
             let base = m.rest.len() as u32;
             let tri_base = m.triangles.len();
@@ -219,6 +415,7 @@ impl ClothModel {
                 m.triangles.push(t.map(|i| i + base));
             }
             m.max_thickness = m.max_thickness.max(p.thickness);
+            let first_spring = springs.len();
             for &(a, b, kind) in &g.springs {
                 let rest = g.rest[a as usize].distance(g.rest[b as usize]);
                 let k = match kind {
@@ -233,6 +430,11 @@ impl ClothModel {
                     limits.push((a + base, b + base, rest, 0.0, 0.0));
                 }
             }
+            let mine = &springs[first_spring..];
+            match GridStencil::detect(&g, gi, base as usize, mine, chunk_size) {
+                Some(st) => m.stencils.push(st),
+                None => general.extend_from_slice(mine),
+            }
             m.garments.push(GarmentInfo {
                 name: g.name,
                 particles: base as usize..m.rest.len(),
@@ -245,6 +447,7 @@ impl ClothModel {
         }
         m.springs = EdgeSet::partition(springs, chunk_size, n);
         m.limits = EdgeSet::partition(limits, chunk_size, n);
+        m.general = EdgeSet::partition(general, chunk_size, n);
         for g in 0..m.garments.len() {
             let (w2, gamma) =
                 super::forces::stiffness_spectrum(&m, m.garments[g].particles.clone());

@@ -62,6 +62,10 @@ struct ChunkScratch {
     /// neighbours `nbr[nbr_start[k]..nbr_start[k + 1]]`.
     nbr_start: Vec<u32>,
     nbr: Vec<u32>,
+    /// Target distance of each pair in `nbr`, m.
+    nbr_target: Vec<f32>,
+    /// The two largest squared displacements of this chunk's particles (rebuild test).
+    top2: (f32, f32),
     contacts: u32,
     self_pairs: u32,
     limited: u32,
@@ -74,9 +78,12 @@ struct ChunkScratch {
 pub struct ClothWorkspace {
     /// Force accumulator, N.
     pub f: Vec<Vec3A>,
-    /// Spring stiffness and dashpot in effect (authored × stability scale).
+    /// Stiffness and dashpot in effect (authored × stability scale) of the springs of
+    /// `model.general` (the garments that are not grid stencils).
     k_eff: Vec<f32>,
     kd_eff: Vec<f32>,
+    /// The fast spring kernel's scratch.
+    springs: forces::SpringScratch,
     /// (dt, safety) the effective springs were computed for.
     prepared_for: Option<(u32, u32)>,
     pub stability: StabilityReport,
@@ -113,8 +120,9 @@ impl ClothWorkspace {
         let n = model.len();
         Self {
             f: vec![Vec3A::ZERO; n],
-            k_eff: model.springs.k.clone(),
-            kd_eff: model.springs.kd.clone(),
+            k_eff: model.general.k.clone(),
+            kd_eff: model.general.kd.clone(),
+            springs: forces::SpringScratch::new(model),
             prepared_for: None,
             stability: StabilityReport::default(),
             hash: SpatialHash::new(),
@@ -171,7 +179,7 @@ impl ClothWorkspace {
             };
             self.stability.garment_scale.push(scale);
         }
-        let set = &model.springs;
+        let set = &model.general;
         for e in 0..set.len() {
             let s = self.stability.garment_scale[model.garment_of[set.a[e] as usize] as usize];
             self.k_eff[e] = set.k[e] * s;
@@ -318,7 +326,16 @@ pub fn forces(
     params: &SimParams,
     time: f32,
 ) {
-    forces::springs(model, &state.x, &state.v, &ws.k_eff, &ws.kd_eff, &mut ws.f);
+    forces::springs_fast(
+        model,
+        &state.x,
+        &state.v,
+        &ws.stability.garment_scale,
+        &ws.k_eff,
+        &ws.kd_eff,
+        &mut ws.springs,
+        &mut ws.f,
+    );
     forces::wind(model, &state.x, &state.v, &params.wind, time, &mut ws.f);
 }
 
@@ -451,7 +468,9 @@ pub fn constrain(model: &ClothModel, state: &mut ClothState, params: &SimParams)
 ///
 /// Candidate pairs come from per-particle neighbour lists built from the spatial hash with a
 /// skin (see [`SimParams::self_skin`]) and rebuilt only when needed, so most substeps do no
-/// hashing at all; the result is the same as querying the hash every substep.
+/// hashing at all; the result is the same as querying the hash every substep. Each list entry
+/// carries its pair's target distance, fixed at the build, so the substep loop reads only
+/// positions and masses.
 pub fn self_collide(
     model: &ClothModel,
     state: &mut ClothState,
@@ -461,16 +480,9 @@ pub fn self_collide(
     let cs = model.chunk_size;
     let max_t = model.max_thickness;
     let skin = params.self_skin.clamp(0.1, 4.0) * max_t;
-    if needs_rebuild(
-        &state.x,
-        &ws.x_at_list_build,
-        2.0 * max_t + skin,
-        ws.list_radius,
-        skin,
-    ) {
+    if needs_rebuild(model, &state.x, ws, 2.0 * max_t + skin, skin) {
         build_lists(model, state, ws, 2.0 * max_t + skin);
     }
-    let max_contact2 = (2.0 * max_t) * (2.0 * max_t);
     let (x, xp, inv_mass) = (&state.x, &state.x_prev, &state.inv_mass);
     let mu = params.self_friction.clamp(0.0, 1.0);
     let run = |c: usize, dx: &mut [Vec3A], scratch: &mut ChunkScratch| {
@@ -483,32 +495,21 @@ pub fn self_collide(
             if wi == 0.0 {
                 continue;
             }
-            let (xi, ti, gi) = (x[i], model.thickness[i], model.garment_of[i]);
+            let xi = x[i];
             let di = xi - xp[i];
             let mut sum = Vec3A::ZERO;
             let mut count = 0u32;
-            let list =
-                &scratch.nbr[scratch.nbr_start[k] as usize..scratch.nbr_start[k + 1] as usize];
-            for &j in list {
+            let (s, e) = (
+                scratch.nbr_start[k] as usize,
+                scratch.nbr_start[k + 1] as usize,
+            );
+            for (&j, &target) in scratch.nbr[s..e].iter().zip(&scratch.nbr_target[s..e]) {
                 let j = j as usize;
                 let xj = x[j];
                 let d = xi - xj;
                 let d2 = d.length_squared();
-                if d2 >= max_contact2 {
-                    continue;
-                }
-                let mut target = ti + model.thickness[j];
                 if d2 >= target * target {
                     continue;
-                }
-                if model.garment_of[j] == gi {
-                    let rest = model.rest[i].distance(model.rest[j]);
-                    if rest < target {
-                        target = rest;
-                        if d2 >= target * target {
-                            continue;
-                        }
-                    }
                 }
                 let wsum = wi + inv_mass[j];
                 let dist = d2.sqrt();
@@ -548,33 +549,73 @@ pub fn self_collide(
 }
 
 /// True when the neighbour lists may have missed a pair: never built, built for another
-/// radius, or some particle moved more than skin/2 relative to the mean motion since the build
-/// (a pair's distance changes by at most twice that, which the skin covers). A rigid translation
-/// of the whole cloth (free fall) therefore triggers no rebuild.
+/// radius, or two particles may have closed in by more than the skin since the build.
+///
+/// With `d_i` each particle's displacement since the build and any common vector `c`, a pair's
+/// distance changed by at most `|d_i − c| + |d_j − c|`, so the lists hold every pair within the
+/// contact distance as long as the two largest `|d_i − c|` sum to less than the skin (the
+/// Verlet-list rule of molecular dynamics, with the pair's two largest moves rather than twice
+/// the largest). `c` is the mean displacement of a fixed sample of particles, so a rigid
+/// translation of the whole cloth (free fall) triggers no rebuild.
 fn needs_rebuild(
+    model: &ClothModel,
     x: &[Vec3A],
-    at_build: &[Vec3A],
+    ws: &mut ClothWorkspace,
     radius: f32,
-    built_radius: f32,
     skin: f32,
 ) -> bool {
-    if at_build.len() != x.len() || radius != built_radius {
+    let at_build = &ws.x_at_list_build;
+    if at_build.len() != x.len() || radius != ws.list_radius {
         return true;
     }
-    let n = x.len().max(1) as f32;
-    let mean = x
-        .iter()
-        .zip(at_build)
-        .fold(Vec3A::ZERO, |s, (a, b)| s + (*a - *b))
-        / n;
-    let limit = 0.5 * skin;
-    let limit2 = limit * limit;
-    !x.iter()
-        .zip(at_build)
-        .all(|(a, b)| (*a - *b - mean).length_squared() <= limit2)
+    const SAMPLE: usize = 16;
+    let (mut c, mut count) = (Vec3A::ZERO, 0u32);
+    for (a, b) in x.iter().zip(at_build).step_by(SAMPLE) {
+        c += *a - *b;
+        count += 1;
+    }
+    let c = c / count.max(1) as f32;
+    let cs = model.chunk_size;
+    let top2 = |x: &[Vec3A], b: &[Vec3A]| -> (f32, f32) {
+        let (mut m1, mut m2) = (0.0f32, 0.0f32);
+        for (a, b) in x.iter().zip(b) {
+            let d2 = (*a - *b - c).length_squared();
+            // NaN compares false everywhere: treat it as infinitely far.
+            let d2 = if d2.is_nan() { f32::INFINITY } else { d2 };
+            if d2 > m2 {
+                if d2 > m1 {
+                    m2 = m1;
+                    m1 = d2;
+                } else {
+                    m2 = d2;
+                }
+            }
+        }
+        (m1, m2)
+    };
+    let (m1, m2) = if model.chunks() == 1 {
+        top2(x, at_build)
+    } else {
+        ws.chunks
+            .par_iter_mut()
+            .zip(x.par_chunks(cs).zip(at_build.par_chunks(cs)))
+            .for_each(|(sc, (xc, bc))| sc.top2 = top2(xc, bc));
+        ws.chunks.iter().fold((0.0f32, 0.0f32), |(m1, m2), sc| {
+            let (a, b) = sc.top2;
+            // The two largest of {m1, m2, a, b} (m1 ≥ m2, a ≥ b).
+            if a >= m1 {
+                (a, m1.max(b))
+            } else {
+                (m1, m2.max(a))
+            }
+        })
+    };
+    !(m1.sqrt() + m2.sqrt() <= skin)
 }
 
-/// Rebuilds the per-chunk neighbour lists: every pair closer than `radius`, from the hash.
+/// Rebuilds the per-chunk neighbour lists: every pair closer than `radius`, from the hash,
+/// each with its target distance (the sum of the thicknesses, or the rest distance for a pair
+/// of one garment that is closer than that at rest).
 fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, radius: f32) {
     let cs = model.chunk_size;
     ws.hash.build(&state.x, radius);
@@ -588,20 +629,28 @@ fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, 
         let base = c * cs;
         let end = (base + cs).min(x.len());
         scratch.nbr.clear();
+        scratch.nbr_target.clear();
         scratch.nbr_start.clear();
         scratch.nbr_start.push(0);
         for (i, &xi) in x.iter().enumerate().take(end).skip(base) {
-            let mut found = 0usize;
             let first = scratch.nbr.len();
             hash.for_each_candidate(xi, radius, |j, xj| {
                 if j as usize != i && xi.distance_squared(xj) < r2 {
                     scratch.nbr.push(j);
-                    found += 1;
                 }
             });
             // Ascending neighbour order: the Jacobi sums are independent of the hash layout.
             scratch.nbr[first..].sort_unstable();
-            scratch.nbr_start.push((first + found) as u32);
+            let (ti, gi) = (model.thickness[i], model.garment_of[i]);
+            for &j in &scratch.nbr[first..] {
+                let j = j as usize;
+                let mut target = ti + model.thickness[j];
+                if model.garment_of[j] == gi {
+                    target = target.min(model.rest[i].distance(model.rest[j]));
+                }
+                scratch.nbr_target.push(target);
+            }
+            scratch.nbr_start.push(scratch.nbr.len() as u32);
         }
     };
     if model.chunks() == 1 {
