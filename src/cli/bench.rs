@@ -80,7 +80,7 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
         }
     };
     println!(
-        "threads {}  frames {}\n{:>5} {:>8} {:>6} {:>5} {:>10} {:>14} {:>12}",
+        "threads {}  frames {}\n{:>5} {:>8} {:>6} {:>5} {:>10} {:>14} {:>12} {:>8} {:>12}",
         rayon::current_num_threads(),
         args.frames,
         "N",
@@ -89,7 +89,9 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
         "self",
         "wall s",
         "M p-substeps/s",
-        "wall s/sim s"
+        "wall s/sim s",
+        "CPU s",
+        "M p-s/CPU-s"
     );
     let wet_modes: &[bool] = if args.wet { &[false, true] } else { &[false] };
     for &n in &args.n {
@@ -114,6 +116,7 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
                     scene.params.wet.self_adhesion = true;
                 }
                 let mut times = StageTimes::default();
+                let cpu0 = process_cpu_seconds();
                 let t = std::time::Instant::now();
                 for _ in 0..args.frames {
                     let timer = if args.profile { Some(&mut times) } else { None };
@@ -127,6 +130,7 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
                     );
                 }
                 let wall = t.elapsed().as_secs_f64();
+                let cpu = process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
                 if !scene.state.is_finite() {
                     return Err(CliError::new(format!(
                         "N = {n}: the simulation produced non-finite values"
@@ -136,15 +140,21 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
                 let substeps = scene.params.substeps;
                 let ps = particles as f64 * substeps as f64 * args.frames as f64;
                 let sim = args.frames as f64 * scene.params.frame_dt as f64;
+                let (cpu_s, per_cpu) = match cpu {
+                    Some(c) if c > 0.0 => (format!("{c:.2}"), format!("{:.2}", ps / c / 1e6)),
+                    _ => ("-".to_owned(), "-".to_owned()),
+                };
                 println!(
-                    "{:>5} {:>8} {:>6} {:>5} {:>10.3} {:>14.2} {:>12.3}",
+                    "{:>5} {:>8} {:>6} {:>5} {:>10.3} {:>14.2} {:>12.3} {:>8} {:>12}",
                     n,
                     particles,
                     substeps,
                     if self_collision { "on" } else { "off" },
                     wall,
                     ps / wall / 1e6,
-                    wall / sim
+                    wall / sim,
+                    cpu_s,
+                    per_cpu
                 );
                 if wet_on {
                     println!(
@@ -178,6 +188,21 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// CPU time of the whole process (all threads, user + system), s, from `/proc/self/stat`
+/// (Linux; `None` elsewhere). On a machine shared with other work, wall time says little and
+/// CPU seconds say how much the simulation itself costs; with several threads they also
+/// count the pool's idle spinning, so one thread (`RAYON_NUM_THREADS=1`) gives the cleanest
+/// figure. Resolution: the kernel's 100 Hz clock tick.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
 }
 
 fn scene(args: SceneArgs) -> Result<(), CliError> {
