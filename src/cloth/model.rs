@@ -169,6 +169,18 @@ impl StencilFamily {
     }
 }
 
+/// The stencil family and anchor index of the spring joining grid particles `a` and `b` (local
+/// indices `r·nx + c`, either order), or `None` if no family joins them.
+fn classify(a: usize, b: usize, nx: usize) -> Option<(usize, usize)> {
+    let (a, b) = (a.min(b), a.max(b));
+    let (ra, ca, rb, cb) = (a / nx, a % nx, b / nx, b % nx);
+    STENCIL_FAMILIES.iter().enumerate().find_map(|(f, fam)| {
+        // Anchor from end a's offset; the family matches if end b sits at its offset.
+        let (r, c) = (ra.checked_sub(fam.a.0)?, ca.checked_sub(fam.a.1)?);
+        (r + fam.b.0 == rb && c + fam.b.1 == cb).then_some((f, r * nx + c))
+    })
+}
+
 /// A grid garment as a stencil: its springs are exactly the six families of
 /// [`STENCIL_FAMILIES`] over an `nx × ny` grid (particle `first + r·nx + c`), each family with
 /// one stiffness and one dashpot, so that the force kernel can treat every family as a shifted
@@ -218,20 +230,7 @@ impl GridStencil {
         let mut k = [f32::NAN; 6];
         let mut kd = [f32::NAN; 6];
         for &(a, b, l0, ks, kds) in springs {
-            let (a, b) = (a as usize - first, b as usize - first);
-            let (a, b) = (a.min(b), a.max(b));
-            let (ra, ca, rb, cb) = (a / nx, a % nx, b / nx, b % nx);
-            let dr = rb - ra;
-            let dc = cb as isize - ca as isize;
-            let (f, anchor) = match (dr, dc) {
-                (0, 1) => (0, a),
-                (1, 0) => (1, a),
-                (1, 1) => (2, a),
-                (1, -1) => (3, a - 1),
-                (0, 2) => (4, a),
-                (2, 0) => (5, a),
-                _ => return None,
-            };
+            let (f, anchor) = classify(a as usize - first, b as usize - first, nx)?;
             if seen[f][anchor] {
                 return None;
             }
@@ -256,17 +255,8 @@ impl GridStencil {
         }
         // The kinds must be the grid's too: the kind decides which springs Provot limits.
         let kinds_match = g.springs.iter().all(|&(a, b, kind)| {
-            let (a, b) = (a.min(b) as usize, a.max(b) as usize);
-            let (dr, dc) = (b / nx - a / nx, (b % nx) as isize - (a % nx) as isize);
-            let f = match (dr, dc) {
-                (0, 1) => 0,
-                (1, 0) => 1,
-                (1, 1) => 2,
-                (1, -1) => 3,
-                (0, 2) => 4,
-                _ => 5,
-            };
-            STENCIL_FAMILIES[f].kind == kind
+            classify(a as usize, b as usize, nx)
+                .is_some_and(|(f, _)| STENCIL_FAMILIES[f].kind == kind)
         });
         if !kinds_match {
             return None;
