@@ -610,7 +610,10 @@ fn needs_rebuild(
             }
         })
     };
-    !(m1.sqrt() + m2.sqrt() <= skin)
+    // Written negated on purpose: a NaN skin or displacement also asks for a rebuild.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    let rebuild = !(m1.sqrt() + m2.sqrt() <= skin);
+    rebuild
 }
 
 /// Rebuilds the per-chunk neighbour lists: every pair closer than `radius`, from the hash,
