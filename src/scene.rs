@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! player (sample clip) → FK → skin (LBS | DQS | CoR) → proxies + BVH refit
-//!   → pin targets (LBS of the pins' bindings) → cloth substeps
+//!   → pin targets (the pins skinned with the body's method) → cloth substeps
 //! ```
 //!
 //! Between two frames the cloth engine interpolates both the pins (`pin_prev → pin_target`) and
@@ -188,6 +188,8 @@ pub struct Scene {
     first_frame: Pose,
     world_from_node: Vec<Mat4>,
     world_from_bind: Vec<Mat4>,
+    /// Bind-space CoR centre of each pin's skin vertex (NaN: none, DQS is used).
+    pin_centers: Vec<Vec3>,
 }
 
 /// A proxy capsule as a cloth collider shape.
@@ -274,12 +276,19 @@ impl Scene {
             player.pose(&rig.clips, &mut first_frame);
         }
         let mut skinner = Skinner::new(&rig);
+        if config.method == SkinMethod::Cor {
+            skinner.prepare_cor(&rig, &mut |_, _| {});
+        }
         let world_from_node = rig.skeleton.rest_world();
         skinner.update(&rig, &world_from_node, config.method);
         let mut world_from_bind_m = Vec::new();
         world_from_bind(&world_from_node, &rig.skins[skin], &mut world_from_bind_m);
+        let mut pin_centers = Vec::new();
+        pins.cor_centers(&skinner, &mut pin_centers);
         let mut pin_targets = Vec::new();
-        pins.targets(&world_from_bind_m, &mut pin_targets);
+        if let Some(palette) = skinner.palette(skin) {
+            pins.place(palette, config.method, &pin_centers, &mut pin_targets);
+        }
         let phase = if config.settle > 0.0 {
             Phase::Settle
         } else if config.blend > 0.0 {
@@ -293,6 +302,7 @@ impl Scene {
             first_frame,
             world_from_node,
             world_from_bind: world_from_bind_m,
+            pin_centers,
             rig,
             player,
             skinner,
@@ -386,9 +396,16 @@ impl Scene {
             c.move_to(capsule_shape(&self.proxy_frame, cap));
         }
         lap(&mut self.times.secs[2]);
-        // 4. Pins: skinned like the body; the engine interpolates from last frame's targets.
-        self.pins
-            .targets(&self.world_from_bind, &mut self.pin_targets);
+        // 4. Pins: skinned like the body (same method, same kernels); the engine interpolates
+        // from last frame's targets.
+        if let Some(palette) = self.skinner.palette(self.config.skin) {
+            self.pins.place(
+                palette,
+                self.config.method,
+                &self.pin_centers,
+                &mut self.pin_targets,
+            );
+        }
         self.state.set_pin_targets(&self.pin_targets);
         lap(&mut self.times.secs[3]);
         // 5. Cloth.
@@ -414,6 +431,7 @@ impl Scene {
     pub fn set_method(&mut self, method: SkinMethod) {
         if method == SkinMethod::Cor && self.skinner.cor_centers(0).is_none() {
             self.skinner.prepare_cor(&self.rig, &mut |_, _| {});
+            self.pins.cor_centers(&self.skinner, &mut self.pin_centers);
         }
         self.config.method = method;
     }
