@@ -81,6 +81,9 @@ pub struct SceneConfig {
     pub proxies: ProxyOptions,
     /// Skin index the proxies and pins follow. Default 0.
     pub skin: usize,
+    /// Humanoid bone names, `(Mixamo base name, node name)`, overriding those found by name or
+    /// guessed from the skeleton's shape ([`crate::garments::BoneMap`]). Default: none.
+    pub bones: Vec<(String, String)>,
 }
 
 impl Default for SceneConfig {
@@ -104,6 +107,7 @@ impl Default for SceneConfig {
             root_motion: RootMotion::InPlace,
             proxies: ProxyOptions::default(),
             skin: 0,
+            bones: Vec::new(),
         }
     }
 }
@@ -238,7 +242,8 @@ impl Scene {
         let rest_frame = proxies.rest_frame(&rig, skin);
         let mut built = Vec::new();
         {
-            let body = BodyAtRest::new(&rig, skin, &rest_frame, &proxies.capsules)?;
+            let body =
+                BodyAtRest::with_bones(&rig, skin, &rest_frame, &proxies.capsules, &config.bones)?;
             for spec in &config.garments {
                 built.push(build_garment(&body, spec)?);
             }
@@ -535,6 +540,9 @@ impl Scene {
 /// kind = "cape"            # cape | hakama | sash | headband
 /// spacing = 0.02           # m, optional
 /// length = 1.0             # optional
+///
+/// [bones]                  # optional: humanoid bone = node name, for rigs without Mixamo
+/// Hips = "Skeleton_torso_joint_1"   # names (the rest is guessed from the skeleton's shape)
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -553,6 +561,9 @@ pub struct SceneFile {
     pub root_motion: Option<String>,
     #[serde(default)]
     pub garment: Vec<GarmentEntry>,
+    /// Humanoid bone (Mixamo base name) → node name, for rigs without Mixamo names.
+    #[serde(default)]
+    pub bones: std::collections::BTreeMap<String, String>,
 }
 
 /// One `[[garment]]` table of a scene file.
@@ -599,6 +610,15 @@ impl SceneFile {
         };
         if let Some(m) = &self.skinning {
             c.method = m.parse()?;
+        }
+        for (bone, node) in &self.bones {
+            if !crate::garments::HUMANOID_BONES.contains(&bone.as_str()) {
+                return Err(format!(
+                    "[bones]: unknown humanoid bone '{bone}' (known: {})",
+                    crate::garments::HUMANOID_BONES.join(", ")
+                ));
+            }
+            c.bones.push((bone.clone(), node.clone()));
         }
         if let Some(s) = self.substeps {
             c.sim.substeps = s.clamp(1, 1000);
