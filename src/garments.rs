@@ -422,11 +422,10 @@ impl<'a> BodyAtRest<'a> {
             })
     }
 
-    /// The highest skin vertex the Head bone dominates, above the head joint, at rest.
-    fn head_top(&self) -> Option<Vec3> {
-        let head = self.node("Head")?;
+    /// World positions at rest of the skin vertices whose strongest influence is `node`.
+    fn dominated_vertices(&self, node: usize) -> Vec<Vec3> {
         let skin = &self.rig.skins[self.skin];
-        let mut top: Option<f32> = None;
+        let mut out = Vec::new();
         for m in &self.rig.meshes {
             if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
                 continue;
@@ -434,15 +433,23 @@ impl<'a> BodyAtRest<'a> {
             for (v, p) in m.positions.iter().enumerate() {
                 let (j, w) = (m.joints[v], m.weights[v]);
                 let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
-                if skin.joints.get(j[k] as usize) != Some(&(head as u32)) {
-                    continue;
+                if skin.joints.get(j[k] as usize) == Some(&(node as u32)) {
+                    out.push(blend(&self.world_from_bind, j, w).transform_point3(*p));
                 }
-                let y = blend(&self.world_from_bind, j, w).transform_point3(*p).y;
-                top = Some(top.map_or(y, |t: f32| t.max(y)));
             }
         }
+        out
+    }
+
+    /// The highest skin vertex the Head bone dominates, above the head joint, at rest.
+    fn head_top(&self) -> Option<Vec3> {
+        let head = self.node("Head")?;
         let h = self.joint_world[head];
-        top.filter(|&t| t > h.y + 0.02)
+        self.dominated_vertices(head)
+            .iter()
+            .map(|q| q.y)
+            .fold(None, |a: Option<f32>, y| Some(a.map_or(y, |a| a.max(y))))
+            .filter(|&t| t > h.y + 0.02)
             .map(|t| Vec3::new(h.x, t, h.z))
     }
 
@@ -519,32 +526,20 @@ impl<'a> BodyAtRest<'a> {
         let Some(head_node) = self.node("Head") else {
             return 0.7;
         };
-        let skin = &self.rig.skins[self.skin];
         // Widest side-to-side extent per 5 % slab of the head's height, from the vertices the
         // Head bone dominates.
         let slabs = 20;
         let mut lo_x = vec![f32::INFINITY; slabs];
         let mut hi_x = vec![f32::NEG_INFINITY; slabs];
-        for m in &self.rig.meshes {
-            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
+        for q in self.dominated_vertices(head_node) {
+            let t = (q.y - head.y) / h;
+            if !(0.0..1.0).contains(&t) {
                 continue;
             }
-            for (v, p) in m.positions.iter().enumerate() {
-                let (j, w) = (m.joints[v], m.weights[v]);
-                let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
-                if skin.joints.get(j[k] as usize) != Some(&(head_node as u32)) {
-                    continue;
-                }
-                let q = blend(&self.world_from_bind, j, w).transform_point3(*p);
-                let t = (q.y - head.y) / h;
-                if !(0.0..1.0).contains(&t) {
-                    continue;
-                }
-                let s = ((t * slabs as f32) as usize).min(slabs - 1);
-                let x = q.dot(self.left);
-                lo_x[s] = lo_x[s].min(x);
-                hi_x[s] = hi_x[s].max(x);
-            }
+            let s = ((t * slabs as f32) as usize).min(slabs - 1);
+            let x = q.dot(self.left);
+            lo_x[s] = lo_x[s].min(x);
+            hi_x[s] = hi_x[s].max(x);
         }
         let mut best: Option<(f32, f32)> = None;
         for s in 0..slabs {
