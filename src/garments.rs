@@ -630,11 +630,11 @@ impl<'a> BodyAtRest<'a> {
                 .map(|k| weights[k])
                 .sum();
             if kept > 1e-3 && kept < 0.9999 {
-                for k in 0..4 {
-                    weights[k] = if excluded.get(best.1[k] as usize).copied().unwrap_or(false) {
+                for (w, &j) in weights.iter_mut().zip(&best.1) {
+                    *w = if excluded.get(j as usize).copied().unwrap_or(false) {
                         0.0
                     } else {
-                        weights[k] / kept
+                        *w / kept
                     };
                 }
             }
