@@ -24,8 +24,9 @@
 use crate::anim::Skeleton;
 use crate::body::{union_sdf, ProxyFrame};
 use crate::cloth::{build, BuildError, Garment, GarmentParams};
-use crate::math::{Mat4, Vec3};
+use crate::math::{Mat3A, Mat4, Vec3, Vec3A};
 use crate::rig::Rig;
+use crate::skin::{Palette, SkinMethod, Skinner};
 
 /// Why a garment could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +37,10 @@ pub enum GarmentError {
     UnknownKind(String),
     #[error("rig has no skinned mesh to bind pins to")]
     NoSkin,
+    #[error("the skeleton is not a humanoid the garments fit ({0}); name its bones in the scene file's [bones] table")]
+    NotHumanoid(String),
+    #[error("[bones] maps '{bone}' to node '{node}', which the skeleton does not have")]
+    UnknownNode { bone: String, node: String },
     #[error("building garment '{0}': {1}")]
     Build(String, BuildError),
 }
@@ -45,7 +50,8 @@ pub enum GarmentError {
 pub enum GarmentKind {
     /// Hangs from the shoulders and upper back to the knees.
     Cape,
-    /// A pleated wide skirt pinned in a ring around the hips, to mid-calf.
+    /// A pleated divided trouser (umanori): two wide legs, each pinned along half the waist and
+    /// the crotch seam, to mid-calf.
     Hakama,
     /// An obi around the waist with two tails hanging at the back.
     Sash,
@@ -186,6 +192,10 @@ pub struct PinBinding {
     pub weights: Vec<[f32; 4]>,
     /// Position in bind space (the skin mesh's POSITION space).
     pub p_bind: Vec<Vec3>,
+    /// The skin vertex each pin took its influences from: rig mesh index and vertex index (CoR
+    /// places the pin about that vertex's centre of rotation).
+    pub mesh: Vec<u32>,
+    pub vertex: Vec<u32>,
 }
 
 impl PinBinding {
@@ -207,11 +217,88 @@ impl PinBinding {
         }
     }
 
+    /// Places every pin exactly as the body's skin places a vertex with the pin's influences:
+    /// the same per-vertex kernels of [`crate::skin`] (LBS, DQS with its two-phase stretch, or
+    /// CoR about `centers[k]`, the bind-space centre of rotation of the pin's skin vertex; a
+    /// non-finite centre falls back to DQS as the body does). `palette` is this frame's palette
+    /// of the skin the pins are bound to. So a pin sits on the skinned surface whatever the
+    /// scene's [`SkinMethod`], and the cloth engine interpolates it per substep between frames.
+    pub fn place(
+        &self,
+        palette: &Palette,
+        method: SkinMethod,
+        centers: &[Vec3],
+        out: &mut Vec<Vec3>,
+    ) {
+        use crate::skin::{cor, dqs, lbs, StretchMode};
+        out.resize(self.len(), Vec3::ZERO);
+        if palette.is_empty() {
+            out.copy_from_slice(&self.p_bind);
+            return;
+        }
+        // The kernels are monomorphised on the palette's stretch mode, as the body's are.
+        fn run<const MODE: u8>(
+            b: &PinBinding,
+            palette: &Palette,
+            common: &Mat3A,
+            method: SkinMethod,
+            centers: &[Vec3],
+            out: &mut [Vec3],
+        ) {
+            for (k, o) in out.iter_mut().enumerate() {
+                let (j, w) = (&b.joints[k], &b.weights[k]);
+                let p = Vec3A::from(b.p_bind[k]);
+                let n = Vec3A::Y;
+                let centre = centers.get(k).copied().unwrap_or(Vec3::NAN);
+                let (q, _) = match method {
+                    SkinMethod::Lbs => lbs::skin_vertex::<4>(palette, j, w, p, n),
+                    SkinMethod::Dqs => dqs::skin_vertex::<4, MODE>(palette, common, j, w, p, n),
+                    SkinMethod::Cor if centre.is_finite() => {
+                        cor::skin_vertex::<4, MODE>(palette, common, j, w, p, n, centre.into())
+                    }
+                    SkinMethod::Cor => dqs::skin_vertex::<4, MODE>(palette, common, j, w, p, n),
+                };
+                *o = Vec3::from(q);
+            }
+        }
+        match palette.stretch_mode {
+            StretchMode::Identity => {
+                run::<{ dqs::MODE_IDENTITY }>(self, palette, &Mat3A::IDENTITY, method, centers, out)
+            }
+            StretchMode::Common(s) => {
+                run::<{ dqs::MODE_COMMON }>(self, palette, &s, method, centers, out)
+            }
+            StretchMode::PerJoint => run::<{ dqs::MODE_PER_JOINT }>(
+                self,
+                palette,
+                &Mat3A::IDENTITY,
+                method,
+                centers,
+                out,
+            ),
+        }
+    }
+
+    /// The CoR centre of each pin's skin vertex from `skinner` (NaN where the skinner has no
+    /// centres for that mesh, so [`PinBinding::place`] uses DQS there, like the body).
+    pub fn cor_centers(&self, skinner: &Skinner, out: &mut Vec<Vec3>) {
+        out.clear();
+        out.extend((0..self.len()).map(|k| {
+            skinner
+                .cor_centers(self.mesh[k] as usize)
+                .filter(|c| c.is_valid(self.vertex[k] as usize))
+                .map(|c| c.centers[self.vertex[k] as usize])
+                .unwrap_or(Vec3::NAN)
+        }));
+    }
+
     /// Appends the pins of another binding (garments are concatenated in the model).
     pub fn extend(&mut self, other: &PinBinding) {
         self.joints.extend_from_slice(&other.joints);
         self.weights.extend_from_slice(&other.weights);
         self.p_bind.extend_from_slice(&other.p_bind);
+        self.mesh.extend_from_slice(&other.mesh);
+        self.vertex.extend_from_slice(&other.vertex);
     }
 }
 
@@ -248,6 +335,8 @@ pub struct BodyAtRest<'a> {
     pub capsules: &'a [[u32; 2]],
     /// World positions of every node at rest.
     joint_world: Vec<Vec3>,
+    /// The humanoid bones, by Mixamo base name.
+    pub bones: BoneMap,
     /// Up (+Y), the character's forward and left, world space.
     pub up: Vec3,
     pub forward: Vec3,
@@ -260,6 +349,18 @@ impl<'a> BodyAtRest<'a> {
         skin: usize,
         proxies: &'a ProxyFrame,
         capsules: &'a [[u32; 2]],
+    ) -> Result<Self, GarmentError> {
+        Self::with_bones(rig, skin, proxies, capsules, &[])
+    }
+
+    /// [`BodyAtRest::new`] with explicit bone names: `(Mixamo base name, node name)` pairs that
+    /// override the names found or guessed by [`BoneMap::resolve`].
+    pub fn with_bones(
+        rig: &'a Rig,
+        skin: usize,
+        proxies: &'a ProxyFrame,
+        capsules: &'a [[u32; 2]],
+        overrides: &[(String, String)],
     ) -> Result<Self, GarmentError> {
         let s = rig.skins.get(skin).ok_or(GarmentError::NoSkin)?;
         let rest = rig.skeleton.rest_world();
@@ -275,6 +376,7 @@ impl<'a> BodyAtRest<'a> {
             world_from_bind,
             proxies,
             capsules,
+            bones: BoneMap::resolve(&rig.skeleton, &joint_world, overrides)?,
             joint_world,
             up: Vec3::Y,
             forward: Vec3::Z,
@@ -288,19 +390,67 @@ impl<'a> BodyAtRest<'a> {
                 b.forward = left.cross(Vec3::Y);
             }
         }
+        // Rigs without an end joint above the head (HeadTop_End): the top of the head's skin.
+        if b.bones.get("HeadTop_End").is_none() {
+            if let Some(top) = b.head_top() {
+                b.bones.points.push(("HeadTop_End".into(), top));
+            }
+        }
         Ok(b)
     }
 
-    /// World position at rest of the bone named `name` (after any prefix).
+    /// Node index of the humanoid bone `name` (Mixamo base name).
+    pub fn node(&self, name: &str) -> Option<usize> {
+        self.bones.get(name)
+    }
+
+    /// World position at rest of the humanoid bone `name` (Mixamo base name, see [`BoneMap`]).
     pub fn joint(&self, name: &str, garment: &str) -> Result<Vec3, GarmentError> {
-        self.rig
-            .skeleton
-            .find(name)
+        self.bones
+            .get(name)
             .map(|i| self.joint_world[i])
+            .or_else(|| {
+                self.bones
+                    .points
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|&(_, p)| p)
+            })
             .ok_or_else(|| GarmentError::MissingBone {
                 garment: garment.into(),
                 bone: name.into(),
             })
+    }
+
+    /// World positions at rest of the skin vertices whose strongest influence is `node`.
+    fn dominated_vertices(&self, node: usize) -> Vec<Vec3> {
+        let skin = &self.rig.skins[self.skin];
+        let mut out = Vec::new();
+        for m in &self.rig.meshes {
+            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
+                continue;
+            }
+            for (v, p) in m.positions.iter().enumerate() {
+                let (j, w) = (m.joints[v], m.weights[v]);
+                let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                if skin.joints.get(j[k] as usize) == Some(&(node as u32)) {
+                    out.push(blend(&self.world_from_bind, j, w).transform_point3(*p));
+                }
+            }
+        }
+        out
+    }
+
+    /// The highest skin vertex the Head bone dominates, above the head joint, at rest.
+    fn head_top(&self) -> Option<Vec3> {
+        let head = self.node("Head")?;
+        let h = self.joint_world[head];
+        self.dominated_vertices(head)
+            .iter()
+            .map(|q| q.y)
+            .fold(None, |a: Option<f32>, y| Some(a.map_or(y, |a| a.max(y))))
+            .filter(|&t| t > h.y + 0.02)
+            .map(|t| Vec3::new(h.x, t, h.z))
     }
 
     fn sdf(&self, p: Vec3) -> f32 {
@@ -356,30 +506,139 @@ impl<'a> BodyAtRest<'a> {
         p
     }
 
+    /// Where a hachimaki sits, as a fraction of the way from the `head` joint (the skull's base)
+    /// to `top` (the head top): the height above the eyes where the head's skin is widest from
+    /// side to side, so the band rests on the forehead and the temples and cannot ride up.
+    /// The eyes are taken from `LeftEye`/`RightEye` bones where the rig has them, else at half
+    /// the head's height (a human skull's eyes sit near the middle of base-to-crown); the band's
+    /// lower edge keeps a quarter of the head's height above them. Falls back to 0.7 if the head
+    /// has no skin vertices of its own.
+    fn forehead_height(&self, head: Vec3, top: Vec3) -> f32 {
+        let h = (top.y - head.y).max(1e-3);
+        let eyes = ["LeftEye", "RightEye"]
+            .iter()
+            .filter_map(|n| self.joint(n, "headband").ok())
+            .map(|p| (p.y - head.y) / h)
+            .fold(None, |a: Option<f32>, y| Some(a.map_or(y, |a| a.max(y))))
+            .unwrap_or(0.5);
+        let lo = (eyes + 0.2).clamp(0.3, 0.85);
+        let hi = 0.88f32.max(lo + 0.05);
+        let Some(head_node) = self.node("Head") else {
+            return 0.7;
+        };
+        // Widest side-to-side extent per 5 % slab of the head's height, from the vertices the
+        // Head bone dominates.
+        let slabs = 20;
+        let mut lo_x = vec![f32::INFINITY; slabs];
+        let mut hi_x = vec![f32::NEG_INFINITY; slabs];
+        for q in self.dominated_vertices(head_node) {
+            let t = (q.y - head.y) / h;
+            if !(0.0..1.0).contains(&t) {
+                continue;
+            }
+            let s = ((t * slabs as f32) as usize).min(slabs - 1);
+            let x = q.dot(self.left);
+            lo_x[s] = lo_x[s].min(x);
+            hi_x[s] = hi_x[s].max(x);
+        }
+        let mut best: Option<(f32, f32)> = None;
+        for s in 0..slabs {
+            let t = (s as f32 + 0.5) / slabs as f32;
+            if t < lo || t > hi || !lo_x[s].is_finite() {
+                continue;
+            }
+            let width = hi_x[s] - lo_x[s];
+            // Ties (a round skull) go to the lowest slab: the band sits as low as it can.
+            if best.is_none_or(|(_, w)| width > w + 1e-3) {
+                best = Some((t, width));
+            }
+        }
+        best.map_or(0.7, |(t, _)| t)
+    }
+
+    /// Moves `p` along the unit `dir` until it is outside the proxy union by `clearance`
+    /// (at most 0.6 m; then along the gradient as a last resort).
+    fn push_out_along(&self, p: Vec3, dir: Vec3, clearance: f32) -> Vec3 {
+        let mut s = 0.0;
+        while s < 0.6 {
+            let d = self.sdf(p + dir * s);
+            if d >= clearance {
+                return p + dir * s;
+            }
+            // Inside, |sdf| bounds the distance to the surface along any direction.
+            s += (clearance - d).clamp(0.001, 0.02);
+        }
+        self.push_out(p, clearance)
+    }
+
     /// Binds world-space points (at rest) to the skin: nearest skin vertex's influences.
+    /// Skin joints (indices into the skin's joint list) whose node lies in the subtree of one
+    /// of the `excluded` bones (matched by name): the legs, for a garment tied round the waist.
+    fn joints_under(&self, excluded: &[&str]) -> Vec<bool> {
+        let sk = &self.rig.skeleton;
+        let roots: Vec<usize> = excluded.iter().filter_map(|n| self.node(n)).collect();
+        let mut under = vec![false; sk.len()];
+        for i in 0..sk.len() {
+            under[i] = roots.contains(&i) || sk.parents[i].is_some_and(|p| under[p as usize]);
+        }
+        let skin = &self.rig.skins[self.skin];
+        skin.joints
+            .iter()
+            .map(|&n| under.get(n as usize).copied().unwrap_or(false))
+            .collect()
+    }
+
     fn bind(&self, points: &[Vec3]) -> Result<PinBinding, GarmentError> {
+        self.bind_excluding(points, &[])
+    }
+
+    /// Binds world-space points (at rest) to the skin like [`BodyAtRest::bind`], but without the
+    /// influences of the skin joints flagged in `excluded` (renormalised; kept if nothing else
+    /// is left). A waistband is tied round the pelvis: it must not slide with the thigh's skin
+    /// when a knee comes up, so the hakama's and the sash's pins drop the legs' weights.
+    fn bind_excluding(
+        &self,
+        points: &[Vec3],
+        excluded: &[bool],
+    ) -> Result<PinBinding, GarmentError> {
         let skin = self.skin as u32;
         let meshes: Vec<_> = self
             .rig
             .meshes
             .iter()
-            .filter(|m| m.skin == Some(skin) && m.joints.len() == m.positions.len())
+            .enumerate()
+            .filter(|(_, m)| m.skin == Some(skin) && m.joints.len() == m.positions.len())
             .collect();
         if meshes.is_empty() {
             return Err(GarmentError::NoSkin);
         }
         let mut out = PinBinding::default();
         for &p in points {
-            let mut best = (f32::INFINITY, [0u16; 4], [1.0f32, 0.0, 0.0, 0.0]);
-            for m in &meshes {
+            let mut best = (f32::INFINITY, [0u16; 4], [1.0f32, 0.0, 0.0, 0.0], 0, 0);
+            for &(mi, m) in &meshes {
                 for (v, q) in m.positions.iter().enumerate() {
                     let w = blend(&self.world_from_bind, m.joints[v], m.weights[v]);
                     let d = w.transform_point3(*q).distance_squared(p);
                     if d < best.0 {
-                        best = (d, m.joints[v], m.weights[v]);
+                        best = (d, m.joints[v], m.weights[v], mi as u32, v as u32);
                     }
                 }
             }
+            let mut weights = best.2;
+            let kept: f32 = (0..4)
+                .filter(|&k| !excluded.get(best.1[k] as usize).copied().unwrap_or(false))
+                .map(|k| weights[k])
+                .sum();
+            if kept > 1e-3 && kept < 0.9999 {
+                for (w, &j) in weights.iter_mut().zip(&best.1) {
+                    *w = if excluded.get(j as usize).copied().unwrap_or(false) {
+                        0.0
+                    } else {
+                        *w / kept
+                    };
+                }
+            }
+            let best = (best.0, best.1, weights, best.3, best.4);
             let m = blend(&self.world_from_bind, best.1, best.2);
             let p_bind = if m.determinant().abs() > 1e-20 {
                 m.inverse().transform_point3(p)
@@ -389,6 +648,8 @@ impl<'a> BodyAtRest<'a> {
             out.joints.push(best.1);
             out.weights.push(best.2);
             out.p_bind.push(p_bind);
+            out.mesh.push(best.3);
+            out.vertex.push(best.4);
         }
         Ok(out)
     }
@@ -430,7 +691,18 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         .iter()
         .map(|&i| garment.rest[i as usize])
         .collect();
-    let pins = body.bind(&pin_points)?;
+    let pins = match spec.kind {
+        GarmentKind::Hakama | GarmentKind::Sash => body.bind_excluding(
+            &pin_points,
+            &body.joints_under(&["LeftUpLeg", "RightUpLeg"]),
+        )?,
+        // A cape is tied over the shoulders and the upper back: it must not ride on the upper
+        // arm's skin when the arms swing.
+        GarmentKind::Cape => {
+            body.bind_excluding(&pin_points, &body.joints_under(&["LeftArm", "RightArm"]))?
+        }
+        _ => body.bind(&pin_points)?,
+    };
     Ok(BuiltGarment {
         kind: spec.kind,
         garment,
@@ -583,51 +855,114 @@ fn cape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     Ok(sheet)
 }
 
+/// The hakama: a divided trouser (umanori), two very wide legs joined at the crotch.
+///
+/// Each leg is one tube of cloth. Its top edge, all pinned, is the loop a real hakama leg is sewn
+/// along: half of the waist ring (from the back centre round the hip to the front centre), then
+/// the crotch seam down the front of the body to the crotch and up the back to the back centre
+/// again. Below that loop the tube widens within the top quarter of its length into a wide half
+/// skirt whose inner side is a flat gusset panel on the body's mid-plane and whose outer side is
+/// a half-ellipse with `ease` around the widest the leg's side of the body gets, folded in pleats.
+///
+/// Why divided: a closed skirt must go round both legs, so a kicking knee lifts the whole skirt
+/// and stretches its ring between the standing and the kicking leg (past Provot's limit in the
+/// front and roundhouse kicks). A divided leg is lifted by its own thigh alone; its back panel
+/// hangs from the waist and the crotch, so it can reach the raised knee without stretching.
+/// The two inner panels keep `seam_gap` apart so they never start in contact.
 fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     let g = "hakama";
     let hips = body.joint("Hips", g)?;
     let spine = body.joint("Spine", g)?;
     let legs = leg_length(body, g)?;
     let clearance = spec.clearance;
-    // Waist ring a little above the hip joint; hem at 70 % of the leg below the hips. (A
-    // knee-length skirt was tried: the kicking thigh stretched it more, not less.)
+    // Waist a little above the hip joint; hem at 70 % of the leg below it (mid-calf).
     let waist = Vec3::new(hips.x, hips.y + 0.3 * (spine.y - hips.y), hips.z);
-    let length = 0.7 * legs * spec.length;
-    let waist_ring = fitted_ring(body, waist, spec.spacing, clearance);
-    // The skirt's radius below the waist: the widest of the waist and of rings further down
-    // (around both legs), so it falls freely instead of clinging.
-    let mut widest: Vec<f32> = waist_ring.iter().map(|&(_, r)| r).collect();
-    for k in 1..=5 {
-        let c = waist - Vec3::Y * (0.08 * k as f32 * legs);
-        for (w, &(dir, _)) in widest.iter_mut().zip(&waist_ring) {
-            *w = w.max(body.ray_exit(c, dir, clearance, 0.6));
-        }
-    }
-    let cols = waist_ring.len();
-    let rows = ((length / spec.spacing).round() as usize).max(3) + 1;
-    let dy = length / (rows - 1) as f32;
-    // Pleats: a zig-zag of depth `pleat` around the circumference, growing from the waist (sewn
-    // flat) to the hem; every fourth column folds out. The folds store the width a raised knee
-    // needs (a front kick lifts the thigh to horizontal inside the skirt).
+    let hem_y = waist.y - 0.7 * legs * spec.length;
+    // Half the gap between the two legs' inner panels, m: a few thicknesses, at least.
+    let seam_gap = (0.2 * spec.spacing).max(4.0 * spec.fabric.thickness);
+    // Horizontal room around the body at the hem, m (the wide hakama leg), and pleat depth.
+    let ease = 0.08;
     let pleat = 0.03;
     let mut sheet = Sheet::default();
-    let base = sheet.grid(cols, rows, true, |c, r| {
-        let (dir, r0) = waist_ring[c];
-        let t = r as f32 / (rows - 1) as f32;
-        // Reach the widest radius (plus 5 cm of ease for legs that spread) within the top
-        // eighth, so the thighs never pull the cloth taut against its pinned waist.
-        let ease = (t * 8.0).min(1.0);
-        let radius = r0 + (widest[c] + 0.05 - r0) * ease + 0.04 * t;
-        let fold = if (c / 2) % 2 == 0 { pleat } else { 0.0 } * ease;
-        let p = waist + dir * (radius + fold) - Vec3::Y * dy * r as f32;
-        if r == 0 {
-            p
-        } else {
-            body.push_out(p, clearance)
+    for side in [1.0f32, -1.0] {
+        let left = body.left * side;
+        let centre = waist + left * seam_gap;
+        let dir = |th: f32| -body.forward * th.cos() + left * th.sin();
+        // Outer half of the waist ring, back centre (θ = 0) → side → front centre (θ = π).
+        let probe: Vec<(Vec3, f32)> = (0..=32)
+            .map(|k| {
+                let d = dir(std::f32::consts::PI * k as f32 / 32.0);
+                (d, body.ray_exit(centre, d, clearance, 0.6))
+            })
+            .collect();
+        let half_circ: f32 = probe
+            .windows(2)
+            .map(|w| (w[0].0 * w[0].1).distance(w[1].0 * w[1].1))
+            .sum();
+        let n_outer = ((half_circ / spec.spacing).round() as usize).max(4);
+        // The widest the body gets on this side in each direction, from the waist down to the
+        // hem (rays from the mid-line, so they pass the gap between the legs and find the
+        // thigh's outside).
+        let widest = |th: f32| {
+            let d = dir(th);
+            (0..=6)
+                .map(|k| {
+                    let y = waist.y + (hem_y - waist.y) * k as f32 / 6.0;
+                    body.ray_exit(Vec3::new(centre.x, y, centre.z), d, clearance, 0.6)
+                })
+                .fold(0.0f32, f32::max)
+        };
+        // (top point, hem point, outer: whether the column belongs to the pleated outer side)
+        let mut columns: Vec<(Vec3, Vec3, bool)> = Vec::new();
+        for k in 0..=n_outer {
+            let th = std::f32::consts::PI * k as f32 / n_outer as f32;
+            let d = dir(th);
+            let top = centre + d * body.ray_exit(centre, d, clearance, 0.6);
+            let hem = Vec3::new(centre.x, hem_y, centre.z) + d * (widest(th) + ease);
+            columns.push((top, hem, true));
         }
-    });
-    sheet.pinned.extend((0..cols as u32).map(|c| base + c));
+        // Mirrored legs wind the other way round: reverse one so both face outwards.
+        if side < 0.0 {
+            columns.reverse();
+        }
+        let cols = columns.len();
+        let longest = columns
+            .iter()
+            .map(|(t, _, _)| t.y - hem_y)
+            .fold(0.0f32, f32::max);
+        let rows = ((longest / spec.spacing).round() as usize).max(3) + 1;
+        let base = sheet.grid(cols, rows, false, |c, r| {
+            let (top, hem, outer) = columns[c];
+            let t = r as f32 / (rows - 1) as f32;
+            // Full width by a quarter of the length: the thighs never pull the cloth taut
+            // against its pinned top.
+            let e = smoothstep((t * 4.0).min(1.0));
+            let mut p = top.lerp(hem, e);
+            p.y = top.y + (hem_y - top.y) * t;
+            if outer && (c / 2) % 2 == 0 {
+                let radial = (p - centre).reject_from(Vec3::Y).normalize_or_zero();
+                p += radial * pleat * e;
+            }
+            if r == 0 {
+                return p;
+            }
+            // Out of the body horizontally away from the leg's axis, not along the union's
+            // gradient: in the groove between thigh and belly the gradient sends neighbouring
+            // rows to one point, and springs of zero rest length would follow.
+            let out = (p - centre).reject_from(Vec3::Y);
+            match out.try_normalize() {
+                Some(d) => body.push_out_along(p, d, clearance),
+                None => body.push_out(p, clearance),
+            }
+        });
+        sheet.pinned.extend((0..cols as u32).map(|c| base + c));
+    }
     Ok(sheet)
+}
+
+fn smoothstep(s: f32) -> f32 {
+    let s = s.clamp(0.0, 1.0);
+    s * s * (3.0 - 2.0 * s)
 }
 
 /// A band (closed ring, all pinned) at `centre` with `rows` rows, plus two tails hanging from its
@@ -713,9 +1048,10 @@ fn headband(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError
     let g = "headband";
     let head = body.joint("Head", g)?;
     let top = body.joint("HeadTop_End", g)?;
-    let centre = head + (top - head) * 0.45;
     let clearance = spec.clearance;
     let h = (top.y - head.y).max(0.05);
+    let f = body.forehead_height(head, top);
+    let centre = head + (top - head) * f;
     Ok(band_with_tails(
         body,
         spec,
@@ -739,4 +1075,266 @@ pub fn has_bones(skeleton: &Skeleton, kind: GarmentKind) -> bool {
         && ["LeftUpLeg", "RightUpLeg", "LeftFoot", "RightFoot", "Hips"]
             .iter()
             .all(|n| skeleton.find(n).is_some())
+}
+
+/// The humanoid bones the library knows, by their Mixamo base names.
+pub const HUMANOID_BONES: [&str; 22] = [
+    "Hips",
+    "Spine",
+    "Spine1",
+    "Spine2",
+    "Neck",
+    "Head",
+    "HeadTop_End",
+    "LeftShoulder",
+    "LeftArm",
+    "LeftForeArm",
+    "LeftHand",
+    "RightShoulder",
+    "RightArm",
+    "RightForeArm",
+    "RightHand",
+    "LeftUpLeg",
+    "LeftLeg",
+    "LeftFoot",
+    "RightUpLeg",
+    "RightLeg",
+    "RightFoot",
+    "LeftToeBase",
+];
+
+/// Which skeleton node plays each humanoid bone (by Mixamo base name), plus positions of bones
+/// the rig lacks but the body gives (a head top taken from the skin).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoneMap {
+    /// `(Mixamo base name, node index)`.
+    pub nodes: Vec<(String, usize)>,
+    /// `(Mixamo base name, world position at rest)` of bones with no node.
+    pub points: Vec<(String, Vec3)>,
+    /// Whether the map was guessed from the skeleton's shape rather than read from its names.
+    pub guessed: bool,
+}
+
+impl BoneMap {
+    /// Node of the humanoid bone `name`.
+    pub fn get(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().find(|(n, _)| n == name).map(|&(_, i)| i)
+    }
+
+    fn set(&mut self, name: &str, node: usize) {
+        self.nodes.retain(|(n, _)| n != name);
+        self.nodes.push((name.to_string(), node));
+    }
+
+    /// The bones found by name (after any Mixamo prefix).
+    pub fn by_name(skeleton: &Skeleton) -> BoneMap {
+        BoneMap {
+            nodes: HUMANOID_BONES
+                .iter()
+                .filter_map(|&n| skeleton.find(n).map(|i| (n.to_string(), i)))
+                .collect(),
+            ..BoneMap::default()
+        }
+    }
+
+    /// The map for a skeleton: its Mixamo names where it has them (Hips at least), else a guess
+    /// from its shape ([`BoneMap::guess`]); then `overrides` (`(base name, node name)`, the
+    /// scene file's `[bones]` table) replace single entries.
+    pub fn resolve(
+        skeleton: &Skeleton,
+        joint_world: &[Vec3],
+        overrides: &[(String, String)],
+    ) -> Result<BoneMap, GarmentError> {
+        let named = BoneMap::by_name(skeleton);
+        let mut map = if named.get("Hips").is_some() {
+            named
+        } else {
+            match BoneMap::guess(skeleton, joint_world) {
+                Ok(m) => m,
+                // With a full table the guess is not needed.
+                Err(e) if overrides.is_empty() => return Err(e),
+                Err(_) => BoneMap::default(),
+            }
+        };
+        for (bone, node) in overrides {
+            let i = skeleton
+                .names
+                .iter()
+                .position(|n| n == node)
+                .or_else(|| skeleton.find(node))
+                .ok_or_else(|| GarmentError::UnknownNode {
+                    bone: bone.clone(),
+                    node: node.clone(),
+                })?;
+            map.set(bone, i);
+        }
+        Ok(map)
+    }
+
+    /// Guesses the humanoid bones from the skeleton's topology and rest geometry (Y up):
+    ///
+    /// - the hips are the highest node (in the hierarchy) from which two chains go down (legs)
+    ///   and one goes up (spine);
+    /// - each leg chain is UpLeg, Leg, Foot (and ToeBase); the toes give the forward direction
+    ///   (+Z where the feet have no toe joint), and the character's left is up × forward;
+    /// - the spine goes up to the first node with two chains going sideways (arms, the chest:
+    ///   Spine2) and one going up (Neck, then Head, then HeadTop_End where present);
+    /// - an arm chain of four or more nodes starts with the shoulder (clavicle), else with the
+    ///   upper arm (Arm, ForeArm, Hand).
+    pub fn guess(skeleton: &Skeleton, joint_world: &[Vec3]) -> Result<BoneMap, GarmentError> {
+        let n = skeleton.len();
+        let mut children = vec![Vec::new(); n];
+        for i in 0..n {
+            if let Some(p) = skeleton.parents[i] {
+                children[p as usize].push(i);
+            }
+        }
+        let mut size = vec![1usize; n];
+        for i in (0..n).rev() {
+            if let Some(p) = skeleton.parents[i] {
+                size[p as usize] += size[i];
+            }
+        }
+        // The subtree's farthest node from `from`, as a direction.
+        let reach = |from: usize, c: usize| -> Vec3 {
+            let mut far = joint_world[c];
+            let mut stack = vec![c];
+            while let Some(k) = stack.pop() {
+                if joint_world[k].distance(joint_world[from]) > far.distance(joint_world[from]) {
+                    far = joint_world[k];
+                }
+                stack.extend(&children[k]);
+            }
+            far - joint_world[from]
+        };
+        // A chain from `c`: each step to the child with the biggest subtree.
+        let chain = |c: usize| -> Vec<usize> {
+            let mut out = vec![c];
+            let mut k = c;
+            while let Some(&next) = children[k].iter().max_by_key(|&&x| size[x]) {
+                out.push(next);
+                k = next;
+            }
+            out
+        };
+        let down = |d: Vec3| d.y < -0.6 * d.length() && d.length() > 1e-4;
+        let up = |d: Vec3| d.y > 0.6 * d.length() && d.length() > 1e-4;
+        let side = |d: Vec3| d.y.abs() < 0.7 * d.length() && d.length() > 1e-4;
+        let mut why = String::from("no node has two chains going down and one going up");
+        for h in 0..n {
+            let big: Vec<usize> = children[h]
+                .iter()
+                .copied()
+                .filter(|&c| size[c] >= 3)
+                .collect();
+            let legs: Vec<usize> = big.iter().copied().filter(|&c| down(reach(h, c))).collect();
+            let spines: Vec<usize> = big.iter().copied().filter(|&c| up(reach(h, c))).collect();
+            if legs.len() != 2 || spines.is_empty() {
+                continue;
+            }
+            let spine_root = *spines
+                .iter()
+                .max_by_key(|&&c| size[c])
+                .unwrap_or(&spines[0]);
+            let (l0, l1) = (chain(legs[0]), chain(legs[1]));
+            // Forward from the toes (foot → toe), else glTF's +Z.
+            let forward = [&l0, &l1]
+                .iter()
+                .filter(|c| c.len() >= 4)
+                .map(|c| (joint_world[c[3]] - joint_world[c[2]]).reject_from(Vec3::Y))
+                .fold(Vec3::ZERO, |a, b| a + b)
+                .try_normalize()
+                .unwrap_or(Vec3::Z);
+            let left = Vec3::Y.cross(forward);
+            let (left_leg, right_leg) =
+                if joint_world[l0[0]].dot(left) >= joint_world[l1[0]].dot(left) {
+                    (l0, l1)
+                } else {
+                    (l1, l0)
+                };
+            // Up the spine to the chest: a node with two chains going sideways and one up.
+            let mut spine = vec![spine_root];
+            let mut chest = None;
+            let mut k = spine_root;
+            loop {
+                let kids: Vec<usize> = children[k]
+                    .iter()
+                    .copied()
+                    .filter(|&c| size[c] >= 2)
+                    .collect();
+                let sideways: Vec<usize> = kids
+                    .iter()
+                    .copied()
+                    .filter(|&c| side(reach(k, c)))
+                    .collect();
+                let ups: Vec<usize> = kids.iter().copied().filter(|&c| up(reach(k, c))).collect();
+                if sideways.len() >= 2 && !ups.is_empty() {
+                    chest = Some((k, sideways, ups));
+                    break;
+                }
+                match ups.first().or(kids.first()) {
+                    Some(&next) => {
+                        spine.push(next);
+                        k = next;
+                    }
+                    None => break,
+                }
+            }
+            let Some((chest, arms, ups)) = chest else {
+                why = format!(
+                    "'{}' has legs and a spine, but no chest with two arms and a neck",
+                    skeleton.names[h]
+                );
+                continue;
+            };
+            let mut map = BoneMap {
+                guessed: true,
+                ..BoneMap::default()
+            };
+            map.set("Hips", h);
+            map.set("Spine", spine[0]);
+            if spine.len() >= 3 {
+                map.set("Spine1", spine[1]);
+            }
+            map.set("Spine2", chest);
+            for (side_name, leg) in [("Left", &left_leg), ("Right", &right_leg)] {
+                if leg.len() < 3 {
+                    why = format!("the {side_name} leg has fewer than three joints");
+                    continue;
+                }
+                map.set(&format!("{side_name}UpLeg"), leg[0]);
+                map.set(&format!("{side_name}Leg"), leg[1]);
+                map.set(&format!("{side_name}Foot"), leg[2]);
+                if leg.len() >= 4 {
+                    map.set(&format!("{side_name}ToeBase"), leg[3]);
+                }
+            }
+            // Two arms: the sideways chains farthest to the left and to the right.
+            let lr = |c: &usize| reach(chest, *c).dot(left);
+            let la = arms.iter().copied().max_by(|a, b| lr(a).total_cmp(&lr(b)));
+            let ra = arms.iter().copied().min_by(|a, b| lr(a).total_cmp(&lr(b)));
+            for (side_name, arm) in [("Left", la), ("Right", ra)] {
+                let Some(arm) = arm else { continue };
+                let c = chain(arm);
+                let names = ["Shoulder", "Arm", "ForeArm", "Hand"];
+                let skip = if c.len() >= 4 { 0 } else { 1 };
+                for (name, &node) in names[skip..].iter().zip(&c) {
+                    map.set(&format!("{side_name}{name}"), node);
+                }
+            }
+            let neck = chain(*ups.iter().max_by_key(|&&c| size[c]).unwrap_or(&ups[0]));
+            map.set("Neck", neck[0]);
+            if neck.len() >= 2 {
+                map.set("Head", neck[1]);
+            }
+            if neck.len() >= 3 {
+                map.set("HeadTop_End", neck[2]);
+            }
+            if map.get("LeftFoot").is_none() || map.get("RightFoot").is_none() {
+                continue;
+            }
+            return Ok(map);
+        }
+        Err(GarmentError::NotHumanoid(why))
+    }
 }

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! player (sample clip) → FK → skin (LBS | DQS | CoR) → proxies + BVH refit
-//!   → pin targets (LBS of the pins' bindings) → cloth substeps
+//!   → pin targets (the pins skinned with the body's method) → cloth substeps
 //! ```
 //!
 //! Between two frames the cloth engine interpolates both the pins (`pin_prev → pin_target`) and
@@ -81,6 +81,9 @@ pub struct SceneConfig {
     pub proxies: ProxyOptions,
     /// Skin index the proxies and pins follow. Default 0.
     pub skin: usize,
+    /// Humanoid bone names, `(Mixamo base name, node name)`, overriding those found by name or
+    /// guessed from the skeleton's shape ([`crate::garments::BoneMap`]). Default: none.
+    pub bones: Vec<(String, String)>,
 }
 
 impl Default for SceneConfig {
@@ -104,6 +107,7 @@ impl Default for SceneConfig {
             root_motion: RootMotion::InPlace,
             proxies: ProxyOptions::default(),
             skin: 0,
+            bones: Vec::new(),
         }
     }
 }
@@ -188,6 +192,8 @@ pub struct Scene {
     first_frame: Pose,
     world_from_node: Vec<Mat4>,
     world_from_bind: Vec<Mat4>,
+    /// Bind-space CoR centre of each pin's skin vertex (NaN: none, DQS is used).
+    pin_centers: Vec<Vec3>,
 }
 
 /// A proxy capsule as a cloth collider shape.
@@ -236,7 +242,8 @@ impl Scene {
         let rest_frame = proxies.rest_frame(&rig, skin);
         let mut built = Vec::new();
         {
-            let body = BodyAtRest::new(&rig, skin, &rest_frame, &proxies.capsules)?;
+            let body =
+                BodyAtRest::with_bones(&rig, skin, &rest_frame, &proxies.capsules, &config.bones)?;
             for spec in &config.garments {
                 built.push(build_garment(&body, spec)?);
             }
@@ -274,12 +281,19 @@ impl Scene {
             player.pose(&rig.clips, &mut first_frame);
         }
         let mut skinner = Skinner::new(&rig);
+        if config.method == SkinMethod::Cor {
+            skinner.prepare_cor(&rig, &mut |_, _| {});
+        }
         let world_from_node = rig.skeleton.rest_world();
         skinner.update(&rig, &world_from_node, config.method);
         let mut world_from_bind_m = Vec::new();
         world_from_bind(&world_from_node, &rig.skins[skin], &mut world_from_bind_m);
+        let mut pin_centers = Vec::new();
+        pins.cor_centers(&skinner, &mut pin_centers);
         let mut pin_targets = Vec::new();
-        pins.targets(&world_from_bind_m, &mut pin_targets);
+        if let Some(palette) = skinner.palette(skin) {
+            pins.place(palette, config.method, &pin_centers, &mut pin_targets);
+        }
         let phase = if config.settle > 0.0 {
             Phase::Settle
         } else if config.blend > 0.0 {
@@ -293,6 +307,7 @@ impl Scene {
             first_frame,
             world_from_node,
             world_from_bind: world_from_bind_m,
+            pin_centers,
             rig,
             player,
             skinner,
@@ -386,9 +401,16 @@ impl Scene {
             c.move_to(capsule_shape(&self.proxy_frame, cap));
         }
         lap(&mut self.times.secs[2]);
-        // 4. Pins: skinned like the body; the engine interpolates from last frame's targets.
-        self.pins
-            .targets(&self.world_from_bind, &mut self.pin_targets);
+        // 4. Pins: skinned like the body (same method, same kernels); the engine interpolates
+        // from last frame's targets.
+        if let Some(palette) = self.skinner.palette(self.config.skin) {
+            self.pins.place(
+                palette,
+                self.config.method,
+                &self.pin_centers,
+                &mut self.pin_targets,
+            );
+        }
         self.state.set_pin_targets(&self.pin_targets);
         lap(&mut self.times.secs[3]);
         // 5. Cloth.
@@ -414,6 +436,7 @@ impl Scene {
     pub fn set_method(&mut self, method: SkinMethod) {
         if method == SkinMethod::Cor && self.skinner.cor_centers(0).is_none() {
             self.skinner.prepare_cor(&self.rig, &mut |_, _| {});
+            self.pins.cor_centers(&self.skinner, &mut self.pin_centers);
         }
         self.config.method = method;
     }
@@ -517,6 +540,9 @@ impl Scene {
 /// kind = "cape"            # cape | hakama | sash | headband
 /// spacing = 0.02           # m, optional
 /// length = 1.0             # optional
+///
+/// [bones]                  # optional: humanoid bone = node name, for rigs without Mixamo
+/// Hips = "Skeleton_torso_joint_1"   # names (the rest is guessed from the skeleton's shape)
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -535,6 +561,9 @@ pub struct SceneFile {
     pub root_motion: Option<String>,
     #[serde(default)]
     pub garment: Vec<GarmentEntry>,
+    /// Humanoid bone (Mixamo base name) → node name, for rigs without Mixamo names.
+    #[serde(default)]
+    pub bones: std::collections::BTreeMap<String, String>,
 }
 
 /// One `[[garment]]` table of a scene file.
@@ -581,6 +610,15 @@ impl SceneFile {
         };
         if let Some(m) = &self.skinning {
             c.method = m.parse()?;
+        }
+        for (bone, node) in &self.bones {
+            if !crate::garments::HUMANOID_BONES.contains(&bone.as_str()) {
+                return Err(format!(
+                    "[bones]: unknown humanoid bone '{bone}' (known: {})",
+                    crate::garments::HUMANOID_BONES.join(", ")
+                ));
+            }
+            c.bones.push((bone.clone(), node.clone()));
         }
         if let Some(s) = self.substeps {
             c.sim.substeps = s.clamp(1, 1000);
