@@ -181,7 +181,10 @@ pub enum AdhesionMode {
     #[default]
     PerVertex,
     /// The earlier area-based model: one bridge force from the total wetted contact area at
-    /// the mean gap, spread evenly over the contact vertices (for comparison).
+    /// the mean gap, spread evenly over every vertex over the contact region (those within
+    /// [`WetParams::area_region`] of a collider), for comparison. It knows the contact area,
+    /// not each vertex's gap, so a vertex lifted by a wrinkle inside the patch is pulled like
+    /// one lying flat: the patch is glued flat (Park & Byun's Fig 5 contrast).
     AreaBased,
 }
 
@@ -232,6 +235,14 @@ pub struct WetParams {
     pub cap: f32,
     /// Water below which a particle holds no bridge, g/g. Range 0 … 1. Default 0.01.
     pub min_wetness: f32,
+    /// Area-based mode only: depth of the contact region, m. The area model's force is a
+    /// pressure over the wetted contact area (Wang & Xiao's model, which Park & Byun compare
+    /// against, treats the patch as one sealed film); it has no per-vertex bridge that could
+    /// break, so it acts on every wet vertex over the patch, including those a wrinkle lifts
+    /// above h_max: here, every vertex within this distance of a collider. **Chosen**: two
+    /// particle spacings of the paper's 1 cm grid, the height of the folds a dropped cloth
+    /// makes. Range h_max … 0.05. Default 0.02.
+    pub area_region: f32,
 }
 
 impl Default for WetParams {
@@ -247,6 +258,7 @@ impl Default for WetParams {
             scale: 1.0,
             cap: 20.0,
             min_wetness: 0.01,
+            area_region: 0.02,
         }
     }
 }
@@ -294,10 +306,10 @@ impl WetParams {
     /// Extra distance beyond a particle's thickness within which the collision pass must
     /// record contacts for adhesion, m.
     pub fn contact_margin(&self) -> f32 {
-        if self.adhesion == AdhesionMode::Off {
-            0.0
-        } else {
-            self.heights().1
+        match self.adhesion {
+            AdhesionMode::Off => 0.0,
+            AdhesionMode::PerVertex => self.heights().1,
+            AdhesionMode::AreaBased => self.heights().1.max(self.area_region.min(0.05)),
         }
     }
 }
@@ -409,9 +421,12 @@ pub fn adhere<'a>(
             scratch.collider_force = total;
         }
         AdhesionMode::AreaBased => {
-            // One bridge over the whole wetted contact area A_c = Σ π r_i² at the mean gap,
-            // its force split evenly: the model Park & Byun argue glues the patch flat.
-            let (mut count, mut area, mut h_sum) = (0u32, 0.0f32, 0.0f32);
+            // One bridge over the whole wetted contact area A_c = Σ π r_i² (the vertices
+            // within h_max) at their mean gap, its force split evenly over every wet vertex
+            // over the contact region (within `area_region`): the model Park & Byun argue
+            // glues the patch flat.
+            let region = p.area_region.clamp(h_max, 0.05);
+            let (mut count, mut area, mut h_sum, mut spread) = (0u32, 0.0f32, 0.0f32, 0u32);
             for i in 0..model.len() {
                 if let Some(h) = bridge(i) {
                     let r = radius(i);
@@ -420,18 +435,28 @@ pub fn adhere<'a>(
                     h_sum += h;
                 }
             }
+            let over = |i: usize| -> Option<f32> {
+                if state.inv_mass[i] == 0.0 || !holds(i) {
+                    return None;
+                }
+                let h = (gap[i] - model.thickness[i]).max(0.0);
+                (h <= region).then_some(h)
+            };
             if count > 0 {
+                spread = (0..model.len()).filter(|&i| over(i).is_some()).count() as u32;
+            }
+            if spread > 0 {
                 let r_c = (area / std::f32::consts::PI).sqrt();
-                let each = p.scale * p.bridge_force(r_c, h_sum / count as f32) / count as f32;
+                let each = p.scale * p.bridge_force(r_c, h_sum / count as f32) / spread as f32;
                 let mut total = 0.0;
                 for i in 0..model.len() {
-                    if let Some(h) = bridge(i) {
+                    if let Some(h) = over(i) {
                         let mag = each.min(cap_of(i)).min(reach_of(i, h));
                         f[i] -= normal[i] * mag;
                         total += mag;
                     }
                 }
-                scratch.adhering = count;
+                scratch.adhering = spread;
                 scratch.collider_force = total;
             }
         }
