@@ -49,14 +49,9 @@ fn fig7b_turning_balls_drag_the_wet_cloth_into_more_wrinkles() {
         r.dry.dragged_deg > 10.0 && r.wet.dragged_deg > 10.0,
         "{r:?}"
     );
-    // Turning wrinkles the wet cloth (its bridges hold it where it lies, so the twist goes
-    // into folds) more than the dry one, and it ends more wrinkled.
-    let gain = |b: f32, a: f32| a / b;
-    assert!(
-        gain(r.wet.wrinkle_before, r.wet.wrinkle_after)
-            > gain(r.dry.wrinkle_before, r.dry.wrinkle_after) + 0.1,
-        "{r:?}"
-    );
+    // The wet cloth ends more wrinkled than the dry one. (How much of that the turn adds
+    // depends on the resolution: here the turn wrinkles the wet cloth more, at the paper's
+    // n = 50 the dry one gains relatively more; see `fig7b`'s docs.)
     assert!(r.wet.wrinkle_after > 1.2 * r.dry.wrinkle_after, "{r:?}");
 }
 
