@@ -262,3 +262,32 @@ fn dry_cloth_is_stepped_exactly_as_without_the_wet_stage() {
     };
     assert_eq!(run(AdhesionMode::PerVertex), run(AdhesionMode::Off));
 }
+
+#[test]
+fn experiment_refuses_to_overwrite_without_force() {
+    use drape::cli::experiment::{run, Args};
+    let dir = std::env::temp_dir().join(format!("drape-wet-refuse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = dir.join("wet-fig8.png");
+    std::fs::write(&old, b"keep me").unwrap();
+    let args = |name: &str, force: bool| Args {
+        name: name.into(),
+        out: dir.clone(),
+        n: Some(8),
+        force,
+    };
+    let e = run(args("wet-fig8", false)).unwrap_err().to_string();
+    assert!(e.contains("--force") && e.contains("wet-fig8.png"), "{e}");
+    assert_eq!(std::fs::read(&old).unwrap(), b"keep me");
+    // Unknown names and bad sizes are refused by name.
+    let e = run(args("wet-fig4", false)).unwrap_err().to_string();
+    assert!(e.contains("wet-fig4") && e.contains("wet-fig7b"), "{e}");
+    let e = run(Args {
+        n: Some(3),
+        ..args("wet-fig9", false)
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("--n 3"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
