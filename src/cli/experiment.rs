@@ -65,7 +65,9 @@ pub const EXPERIMENTS: [&str; 6] = [
     "wet-fig9",
 ];
 
-/// Dry mass of one vertex in the paper's scenes, kg (0.1 g).
+/// Dry mass of one vertex in the paper's scenes, kg (0.1 g; Park & Byun 2019's scene masses,
+/// PHYSICS.md §5). At 1 cm spacing that is 0.1 g/cm² = 1 kg/m² of dry fabric, a heavy canvas
+/// (PHYSICS.md's "100 g/m²" is off by ten; the paper's 662 g for 3600 points fixes 0.1 g).
 pub const PAPER_VERTEX_MASS: f32 = 1e-4;
 /// Vertex spacing in the paper's scenes, m (1 cm).
 pub const PAPER_SPACING: f32 = 0.01;
