@@ -2,7 +2,7 @@
 //! paper's where the property still shows, and stability with adhesion at its cap.
 
 use drape::cli::experiment::{fig5, fig6, fig7, fig7b, fig8, fig9, FIG6_WIND};
-use drape::cloth::wet::{self, AdhesionMode, Fabric, Region};
+use drape::cloth::wet::{self, AdhesionMode, Fabric, Region, WetParams};
 use drape::cloth::*;
 use drape::math::Vec3;
 
@@ -323,4 +323,56 @@ fn experiment_refuses_to_overwrite_without_force() {
     .to_string();
     assert!(e.contains("--n 3"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn area_based_force_reaches_the_whole_contact_region_per_vertex_only_bridges() {
+    // Three wet particles over a floor: touching (gap = thickness), 0.5 mm off, and 1 cm up
+    // on a fold (beyond h_max = 1 mm, inside the 2 cm area region).
+    let model = small(3, 0.0);
+    let mut s = ClothState::new(&model);
+    wet::saturate(&model, &mut s, &Fabric::COTTON, Region::All);
+    let t = model.thickness[0];
+    let mut gap = vec![f32::INFINITY; model.len()];
+    gap[0] = t;
+    gap[1] = t + 0.0005;
+    gap[2] = t + 0.01;
+    let normal = vec![drape::math::Vec3A::Y; model.len()];
+    let force = |mode: AdhesionMode| {
+        let p = WetParams {
+            adhesion: mode,
+            self_adhesion: false,
+            ..WetParams::default()
+        };
+        let mut scratch = wet::WetScratch::new(&model);
+        let mut f = vec![drape::math::Vec3A::ZERO; model.len()];
+        wet::adhere(
+            &model,
+            &s,
+            &p,
+            &gap,
+            &normal,
+            |_| &[],
+            1.0 / 960.0,
+            &mut scratch,
+            &mut f,
+        );
+        (f, scratch.adhering)
+    };
+    let (fv, nv) = force(AdhesionMode::PerVertex);
+    let (fa, na) = force(AdhesionMode::AreaBased);
+    // Per-vertex: the two bridges pull down, the touching one harder; the fold gets nothing.
+    assert_eq!(nv, 2);
+    assert!(
+        fv[0].y < fv[1].y && fv[1].y < 0.0 && fv[2].y == 0.0,
+        "{fv:?}"
+    );
+    // Area-based: the same pull on all three, the fold included.
+    assert_eq!(na, 3);
+    assert!(fa[2].y < 0.0 && (fa[0].y - fa[2].y).abs() < 1e-9, "{fa:?}");
+    // Nothing for particles with no collider near.
+    assert!(fv[3..]
+        .iter()
+        .chain(&fa[3..])
+        .all(|f| *f == drape::math::Vec3A::ZERO));
 }
