@@ -181,7 +181,10 @@ pub enum AdhesionMode {
     #[default]
     PerVertex,
     /// The earlier area-based model: one bridge force from the total wetted contact area at
-    /// the mean gap, spread evenly over the contact vertices (for comparison).
+    /// the mean gap, spread evenly over every vertex over the contact region (those within
+    /// [`WetParams::area_region`] of a collider), for comparison. It knows the contact area,
+    /// not each vertex's gap, so a vertex lifted by a wrinkle inside the patch is pulled like
+    /// one lying flat: the patch is glued flat (Park & Byun's Fig 5 contrast).
     AreaBased,
 }
 
@@ -232,6 +235,14 @@ pub struct WetParams {
     pub cap: f32,
     /// Water below which a particle holds no bridge, g/g. Range 0 … 1. Default 0.01.
     pub min_wetness: f32,
+    /// Area-based mode only: depth of the contact region, m. The area model's force is a
+    /// pressure over the wetted contact area (Wang & Xiao's model, which Park & Byun compare
+    /// against, treats the patch as one sealed film); it has no per-vertex bridge that could
+    /// break, so it acts on every wet vertex over the patch, including those a wrinkle lifts
+    /// above h_max: here, every vertex within this distance of a collider. **Chosen**: two
+    /// particle spacings of the paper's 1 cm grid, the height of the folds a dropped cloth
+    /// makes. Range h_max … 0.05. Default 0.02.
+    pub area_region: f32,
 }
 
 impl Default for WetParams {
@@ -247,6 +258,7 @@ impl Default for WetParams {
             scale: 1.0,
             cap: 20.0,
             min_wetness: 0.01,
+            area_region: 0.02,
         }
     }
 }
@@ -294,10 +306,10 @@ impl WetParams {
     /// Extra distance beyond a particle's thickness within which the collision pass must
     /// record contacts for adhesion, m.
     pub fn contact_margin(&self) -> f32 {
-        if self.adhesion == AdhesionMode::Off {
-            0.0
-        } else {
-            self.heights().1
+        match self.adhesion {
+            AdhesionMode::Off => 0.0,
+            AdhesionMode::PerVertex => self.heights().1,
+            AdhesionMode::AreaBased => self.heights().1.max(self.area_region.min(0.05)),
         }
     }
 }
@@ -390,107 +402,126 @@ pub fn adhere<'a>(
         (h <= h_max).then_some(h)
     };
 
-    match p.adhesion {
-        AdhesionMode::Off => {}
-        AdhesionMode::PerVertex => {
-            let mut count = 0u32;
-            let mut total = 0.0f32;
-            for i in 0..model.len() {
-                if let Some(h) = bridge(i) {
-                    let mag = (p.scale * p.bridge_force(radius(i), h))
-                        .min(cap_of(i))
-                        .min(reach_of(i, h));
-                    f[i] -= normal[i] * mag;
-                    count += 1;
-                    total += mag;
-                }
-            }
-            scratch.adhering = count;
-            scratch.collider_force = total;
+    // The area-based force is one global quantity: computed first, serially (a comparison
+    // mode, not the fast path). Per-vertex bridges and self-adhesion are per particle and run
+    // in one parallel pass over the step's fixed chunks.
+    let mut area_each = 0.0f32;
+    let mut area_count = 0u32;
+    let region = p.area_region.clamp(h_max, 0.05);
+    let over_region = |i: usize| -> Option<f32> {
+        if state.inv_mass[i] == 0.0 || !holds(i) {
+            return None;
         }
-        AdhesionMode::AreaBased => {
-            // One bridge over the whole wetted contact area A_c = Σ π r_i² at the mean gap,
-            // its force split evenly: the model Park & Byun argue glues the patch flat.
-            let (mut count, mut area, mut h_sum) = (0u32, 0.0f32, 0.0f32);
-            for i in 0..model.len() {
-                if let Some(h) = bridge(i) {
-                    let r = radius(i);
-                    count += 1;
-                    area += std::f32::consts::PI * r * r;
-                    h_sum += h;
-                }
+        let h = (gap[i] - model.thickness[i]).max(0.0);
+        (h <= region).then_some(h)
+    };
+    if p.adhesion == AdhesionMode::AreaBased {
+        // One bridge over the whole wetted contact area A_c = Σ π r_i² (the vertices within
+        // h_max) at their mean gap, its force split evenly over every wet vertex over the
+        // contact region (within `area_region`): the model Park & Byun argue glues the patch
+        // flat.
+        let (mut count, mut area, mut h_sum) = (0u32, 0.0f32, 0.0f32);
+        for i in 0..model.len() {
+            if let Some(h) = bridge(i) {
+                let r = radius(i);
+                count += 1;
+                area += std::f32::consts::PI * r * r;
+                h_sum += h;
             }
-            if count > 0 {
-                let r_c = (area / std::f32::consts::PI).sqrt();
-                let each = p.scale * p.bridge_force(r_c, h_sum / count as f32) / count as f32;
-                let mut total = 0.0;
-                for i in 0..model.len() {
-                    if let Some(h) = bridge(i) {
-                        let mag = each.min(cap_of(i)).min(reach_of(i, h));
-                        f[i] -= normal[i] * mag;
-                        total += mag;
-                    }
-                }
-                scratch.adhering = count;
-                scratch.collider_force = total;
-            }
+        }
+        if count > 0 {
+            area_count = (0..model.len())
+                .filter(|&i| over_region(i).is_some())
+                .count() as u32;
+        }
+        if area_count > 0 {
+            let r_c = (area / std::f32::consts::PI).sqrt();
+            area_each = p.scale * p.bridge_force(r_c, h_sum / count as f32) / area_count as f32;
         }
     }
 
-    if p.self_adhesion {
-        // Pairs of one garment closer than this in the rest shape are neighbours (structural,
-        // shear and bending rings, up to two spacings): their water is part of the same fabric
-        // and forms no bridge between separate layers.
-        const NEIGHBOUR_SPACINGS: f32 = 2.5;
-        let x = &state.x;
-        let cs = model.chunk_size;
-        let pairs: u32 = f
-            .par_chunks_mut(cs)
-            .enumerate()
-            .map(|(c, fc)| {
-                let base = c * cs;
-                let mut pairs = 0u32;
-                for (k, fi) in fc.iter_mut().enumerate() {
-                    let i = base + k;
-                    if state.inv_mass[i] == 0.0 {
+    // Pairs of one garment closer than this in the rest shape are neighbours (structural,
+    // shear and bending rings, up to two spacings): their water is part of the same fabric and
+    // forms no bridge between separate layers.
+    const NEIGHBOUR_SPACINGS: f32 = 2.5;
+    let self_on = p.self_adhesion;
+    let (x, cs) = (&state.x, model.chunk_size);
+    let max_t = model.max_thickness;
+    // No pair farther apart than this holds a bridge: squared-distance rejection first.
+    let reach2 = (h_max + 2.0 * max_t) * (h_max + 2.0 * max_t);
+    let (count, total, pairs) = f
+        .par_chunks_mut(cs)
+        .enumerate()
+        .map(|(c, fc)| {
+            let base = c * cs;
+            let (mut count, mut total, mut pairs) = (0u32, 0.0f32, 0u32);
+            for (k, fi) in fc.iter_mut().enumerate() {
+                let i = base + k;
+                if state.inv_mass[i] == 0.0 {
+                    continue;
+                }
+                // The bridge to the nearest collider.
+                match p.adhesion {
+                    AdhesionMode::PerVertex => {
+                        if let Some(h) = bridge(i) {
+                            let mag = (p.scale * p.bridge_force(radius(i), h))
+                                .min(cap_of(i))
+                                .min(reach_of(i, h));
+                            *fi -= normal[i] * mag;
+                            count += 1;
+                            total += mag;
+                        }
+                    }
+                    AdhesionMode::AreaBased if area_each > 0.0 => {
+                        if let Some(h) = over_region(i) {
+                            let mag = area_each.min(cap_of(i)).min(reach_of(i, h));
+                            *fi -= normal[i] * mag;
+                            count += 1;
+                            total += mag;
+                        }
+                    }
+                    _ => {}
+                }
+                if !self_on {
+                    continue;
+                }
+                let (xi, ti, gi, ri) = (x[i], model.thickness[i], model.garment_of[i], radius(i));
+                let (rest_i, wet_i) = (model.rest[i], holds(i));
+                for &j in neighbours(i) {
+                    let j = j as usize;
+                    let d = x[j] - xi;
+                    let d2 = d.length_squared();
+                    // A bridge needs water on at least one side (it wets the other).
+                    if d2 > reach2 || !(wet_i || holds(j)) {
                         continue;
                     }
-                    let (xi, ti, gi, ri) =
-                        (x[i], model.thickness[i], model.garment_of[i], radius(i));
-                    for &j in neighbours(i) {
-                        let j = j as usize;
-                        // A bridge needs water on at least one side (it wets the other).
-                        if !(holds(i) || holds(j)) {
-                            continue;
-                        }
-                        let d = x[j] - xi;
-                        let dist = d.length();
-                        let h = dist - ti - model.thickness[j];
-                        if h > h_max || dist < 1e-9 {
-                            continue;
-                        }
-                        let rj = radius(j);
-                        if model.garment_of[j] == gi
-                            && model.rest[i].distance(model.rest[j])
-                                < NEIGHBOUR_SPACINGS * (ri + rj)
-                        {
-                            continue;
-                        }
-                        // Symmetric in i and j (min radius, min cap), so the pair's forces are
-                        // equal and opposite.
-                        // Each side closes half the gap at most.
-                        let mag = (p.scale * p.bridge_force(ri.min(rj), h.max(0.0)))
-                            .min(cap_of(i).min(cap_of(j)))
-                            .min(0.5 * reach_of(i, h).min(reach_of(j, h)));
-                        *fi += d * (mag / dist);
-                        pairs += 1;
+                    let dist = d2.sqrt();
+                    let h = dist - ti - model.thickness[j];
+                    if h > h_max || dist < 1e-9 {
+                        continue;
                     }
+                    let rj = radius(j);
+                    if model.garment_of[j] == gi {
+                        let near = NEIGHBOUR_SPACINGS * (ri + rj);
+                        if rest_i.distance_squared(model.rest[j]) < near * near {
+                            continue;
+                        }
+                    }
+                    // Symmetric in i and j (min radius, min cap), so the pair's forces are
+                    // equal and opposite; each side closes half the gap at most.
+                    let mag = (p.scale * p.bridge_force(ri.min(rj), h.max(0.0)))
+                        .min(cap_of(i).min(cap_of(j)))
+                        .min(0.5 * reach_of(i, h).min(reach_of(j, h)));
+                    *fi += d * (mag / dist);
+                    pairs += 1;
                 }
-                pairs
-            })
-            .sum();
-        scratch.self_pairs = pairs;
-    }
+            }
+            (count, total, pairs)
+        })
+        .reduce(|| (0, 0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+    scratch.adhering = count;
+    scratch.collider_force = total;
+    scratch.self_pairs = pairs;
 }
 
 #[cfg(test)]
