@@ -8,7 +8,7 @@
 // darkens the albedo and enlarges the specular step as in the other lit shaders.
 
 // n·v below which the surface is inked, [0, 0.5]: the outline's width grows with it.
-const INK_EDGE: f32 = 0.22;
+const INK_EDGE: f32 = 0.3;
 // Ink colour as a fraction of the albedo, [0, 1].
 const INK: f32 = 0.12;
 
@@ -30,7 +30,10 @@ fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f
     let n_dot_l = max(dot(n, l), 0.0);
     let n_dot_v = max(dot(n, v), 0.0);
     let lit = n_dot_l * shadow_factor(in.light_clip, n_dot_l);
-    let band = textureSampleLevel(toon_ramp, linear_sampler, vec2<f32>(clamp(lit, 0.01, 0.99), 0.5), 0.0).rgb;
+    // The ramp's texel by index, unfiltered: bands stay flat up to their edges.
+    let ramp_width = i32(textureDimensions(toon_ramp, 0).x);
+    let texel_index = clamp(i32(lit * f32(ramp_width)), 0, ramp_width - 1);
+    let band = textureLoad(toon_ramp, vec2<i32>(texel_index, 0), 0).rgb;
     let lobe = pow(max(dot(n, h), 0.0), s.shininess);
     let spec = select(0.0, s.specular, lobe > 0.5 && lit > 0.05);
     let rim_power = max(object.extra.y, 0.5);
@@ -38,9 +41,9 @@ fn fs_main(in: VsOut, @builtin(front_facing) front: bool) -> @location(0) vec4<f
     let rim = step(0.45, rim_raw) * object.extra.z;
     var color = s.albedo * (frame.ambient_color.rgb + band * frame.light_color.rgb)
         + vec3<f32>(spec + rim) * frame.light_color.rgb;
-    // The outline wins over the rim at the very edge; antialiased over a pixel's change of n·v.
-    let aa = max(fwidth(n_dot_v), 1e-4);
-    let ink = 1.0 - smoothstep(INK_EDGE - aa, INK_EDGE + aa, n_dot_v);
+    // The outline wins over the rim at the very edge (a hard step, like the bands; MSAA
+    // smooths the silhouette itself).
+    let ink = 1.0 - step(INK_EDGE, n_dot_v);
     color = mix(color, s.albedo * INK, ink);
     return vec4<f32>(color, 1.0);
 }

@@ -221,8 +221,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         shading.name(),
         ctx.summary
     );
+    // `--wet all` means every garment worn.
     let wet_kinds = if args.wet.is_empty() {
         Vec::new()
+    } else if args.wet.iter().any(|g| g == "all") {
+        parse_garments(&args.garments, "--garments")?
     } else {
         parse_garments(&args.wet, "--wet")?
     };

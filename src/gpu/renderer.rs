@@ -855,7 +855,8 @@ impl Renderer {
             "environment cube map",
             &textures::environment_cube(128),
         );
-        let ramp = textures::toon_ramp(64, 4);
+        // Three bands: shadow, half-lit, lit (the classic cel look).
+        let ramp = textures::toon_ramp(64, 3);
         let ramp_view = textures::upload_2d(
             ctx,
             "toon ramp",

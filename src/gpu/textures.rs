@@ -157,7 +157,7 @@ pub fn write_assets(dir: &Path) -> Result<(), image::ImageError> {
     std::fs::create_dir_all(dir).map_err(image::ImageError::IoError)?;
     weave_height(128, 16).save(dir.join("weave_height.png"))?;
     bumps_height(128, 4).save(dir.join("bumps_height.png"))?;
-    toon_ramp(64, 4).save(dir.join("toon_ramp.png"))?;
+    toon_ramp(64, 3).save(dir.join("toon_ramp.png"))?;
     checker(64, 8, [200, 200, 196], [120, 124, 128]).save(dir.join("checker.png"))?;
     let faces = environment_cube(64);
     let names = ["px", "nx", "py", "ny", "pz", "nz"];
