@@ -3,11 +3,11 @@
 
 use std::sync::OnceLock;
 
-use drape::anim::Pose;
-use drape::math::{DualQuat, Mat4, Quat, Vec3};
-use drape::ninja::sheet::{pose_at_key, skin_lbs};
+use drape::anim::{Clip, Pose};
+use drape::math::{Mat4, Quat, Vec3};
 use drape::ninja::{self, Ninja};
 use drape::rig::Rig;
+use drape::skin::{SkinMethod, Skinner};
 
 fn ninja() -> &'static Ninja {
     static N: OnceLock<Ninja> = OnceLock::new();
@@ -35,57 +35,19 @@ fn pos(m: &Mat4) -> Vec3 {
     m.transform_point3(Vec3::ZERO)
 }
 
-/// Skin matrices (`world_from_bind`) of every skin joint in a pose.
-fn skin_mats(rig: &Rig, pose: &Pose) -> Vec<Mat4> {
-    let w = world(rig, pose);
-    let s = &rig.skins[0];
-    s.joints
-        .iter()
-        .zip(&s.inverse_bind)
-        .map(|(&j, ib)| w[j as usize] * *ib)
-        .collect()
+/// The pose at key `k` of `clip`, sampled with `Clip::sample` at that key's time (the ninja's
+/// tracks share one key grid, so this is exactly the authored key).
+fn pose_at_key(rig: &Rig, clip: &Clip, k: usize) -> Pose {
+    let times = &clip.rotations[0].times;
+    let mut pose = Pose::rest(&rig.skeleton);
+    clip.sample(times[k.min(times.len() - 1)], &mut pose);
+    pose
 }
 
-fn lbs_vertex(rig: &Rig, mats: &[Mat4], v: usize) -> Vec3 {
-    let m = &rig.meshes[0];
-    let mut acc = Mat4::ZERO;
-    for k in 0..4 {
-        if m.weights[v][k] > 0.0 {
-            acc += mats[m.joints[v][k] as usize] * m.weights[v][k];
-        }
-    }
-    acc.transform_point3(m.positions[v])
-}
-
-/// Dual-quaternion skinning of one vertex (Kavan et al. 2008) for the candy-wrapper test. The
-/// skin matrices here are rigid (the armature's 0.01 is cancelled by the inverse binds).
-fn dqs_vertex(rig: &Rig, mats: &[Mat4], v: usize) -> Vec3 {
-    let m = &rig.meshes[0];
-    let dq = |k: usize| {
-        let (_, r, t) = mats[m.joints[v][k] as usize].to_scale_rotation_translation();
-        DualQuat::from_rotation_translation(r, t)
-    };
-    let q0 = dq(0);
-    let (mut real, mut dual) = (
-        Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
-        Quat::from_xyzw(0.0, 0.0, 0.0, 0.0),
-    );
-    for k in 0..4 {
-        let w = m.weights[v][k];
-        if w == 0.0 {
-            continue;
-        }
-        let q = dq(k);
-        let s = if q.real.dot(q0.real) < 0.0 { -w } else { w };
-        real += q.real * s;
-        dual += q.dual * s;
-    }
-    let n = real.length();
-    let b = DualQuat {
-        real: real * (1.0 / n),
-        dual: dual * (1.0 / n),
-    };
-    b.transform_point(m.positions[v])
+/// The body mesh skinned in `pose` with drape's CPU skinning.
+fn skinned(rig: &Rig, skinner: &mut Skinner, pose: &Pose, method: SkinMethod) -> Vec<Vec3> {
+    skinner.update(rig, &world(rig, pose), method);
+    skinner.positions(0).to_vec()
 }
 
 fn parts(n: &Ninja, pred: impl Fn(&str) -> bool) -> Vec<usize> {
@@ -369,7 +331,7 @@ fn elbows_and_knees_bend_without_collapsing_or_tearing() {
             ("RightArm", Quat::from_rotation_z(80f32.to_radians())),
         ],
     );
-    let (p, _) = skin_lbs(rig, 0, &pose);
+    let p = skinned(rig, &mut Skinner::new(rig), &pose, SkinMethod::Lbs);
     for part in ["Leftsleeve", "Righttrouser", "Lefttrouser", "Rightsleeve"] {
         let verts = parts(n, |name| name == part);
         let (v0, v1) = (
@@ -406,7 +368,9 @@ fn forearm_twist_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
         rig,
         &[("LeftHand", Quat::from_rotation_x(170f32.to_radians()))],
     );
-    let mats = skin_mats(rig, &pose);
+    let mut skinner = Skinner::new(rig);
+    let lbs = skinned(rig, &mut skinner, &pose, SkinMethod::Lbs);
+    let dqs = skinned(rig, &mut skinner, &pose, SkinMethod::Dqs);
     // The ring of sleeve vertices 3 cm before the wrist.
     let wrist = pos(&rig.skeleton.rest_world()[node(rig, "LeftHand")]);
     let ring: Vec<usize> = parts(n, |p| p == "Leftsleeve")
@@ -427,18 +391,8 @@ fn forearm_twist_shows_the_candy_wrapper_in_lbs_and_not_in_dqs() {
             .map(|&v| rig.meshes[0].positions[v])
             .collect::<Vec<_>>(),
     );
-    let r_lbs = radius(
-        &ring
-            .iter()
-            .map(|&v| lbs_vertex(rig, &mats, v))
-            .collect::<Vec<_>>(),
-    );
-    let r_dqs = radius(
-        &ring
-            .iter()
-            .map(|&v| dqs_vertex(rig, &mats, v))
-            .collect::<Vec<_>>(),
-    );
+    let r_lbs = radius(&ring.iter().map(|&v| lbs[v]).collect::<Vec<_>>());
+    let r_dqs = radius(&ring.iter().map(|&v| dqs[v]).collect::<Vec<_>>());
     eprintln!("wrist twist 170°: rest radius {r0:.4} m, LBS {r_lbs:.4} m, DQS {r_dqs:.4} m");
     assert!(
         r_lbs < 0.75 * r0,
@@ -508,10 +462,11 @@ fn clips_have_mixamo_like_tracks_and_lengths() {
 fn skinned_frames(clip: usize, verts: &[usize]) -> Vec<Vec<Vec3>> {
     let rig = &ninja().rig;
     let c = &rig.clips[clip];
+    let mut skinner = Skinner::new(rig);
     (0..c.rotations[0].times.len())
         .map(|k| {
-            let mats = skin_mats(rig, &pose_at_key(rig, c, k));
-            verts.iter().map(|&v| lbs_vertex(rig, &mats, v)).collect()
+            let p = skinned(rig, &mut skinner, &pose_at_key(rig, c, k), SkinMethod::Lbs);
+            verts.iter().map(|&v| p[v]).collect()
         })
         .collect()
 }

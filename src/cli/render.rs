@@ -5,15 +5,17 @@
 //! drape render --clip roundhouse_kick --frames 0..90 --size 1280x720 --out out/ --gif kick.gif
 //! drape render --rig ../shared/rigs/khronos/Fox/glTF-Binary/Fox.glb --clip Run --method dqs
 //! drape render --clip stance --frames 0..1 --shader toon --camera 30,10
+//! drape render --garments cape,hakama --wet all --compare --frames 40..=40 --out dry_wet/
 //! ```
 //!
 //! Frames are sampled at a fixed step (`--fps`, default 30), never from the wall clock, so the
 //! same command writes the same pictures. The camera is framed once over every frame of the
 //! range. Garments: [`crate::gpu::stage::GarmentFrame`] is the hook; the dressed-character scene
-//! hands its garments to `Stage::render` each frame.
+//! hands its garments to `Stage::render` each frame. Files already in `--out` (the frames this
+//! run would write) and an existing `--gif` are never replaced without `--force`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::CliError;
@@ -24,9 +26,10 @@ use crate::skin::SkinMethod;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The character (.glb/.gltf); default the built-in ninja, rigs/ninja.glb.
-    #[arg(long, default_value = "rigs/ninja.glb")]
-    pub rig: PathBuf,
+    /// The character (.glb/.gltf); default the built-in ninja (rigs/ninja.glb when found, else
+    /// generated in memory), from any folder.
+    #[arg(long)]
+    pub rig: Option<PathBuf>,
     /// Clip name (`drape info FILE` lists them); default the rig's first clip, or the rest pose
     /// when it has none.
     #[arg(long)]
@@ -57,8 +60,8 @@ pub struct Args {
     #[arg(long, default_value = "lbs")]
     pub method: String,
     /// Shader: wireframe, normals, phong, texture, bump, displace, mirror or toon (default
-    /// texture: the rig's own colour maps, lit with Blinn-Phong).
-    #[arg(long, default_value = "texture")]
+    /// phong: the rig's own colours and colour maps, lit with Blinn-Phong).
+    #[arg(long, default_value = "phong")]
     pub shader: String,
     /// Camera: auto, front, side or AZ,EL[,DIST] (degrees, degrees, metres).
     #[arg(long, default_value = "auto")]
@@ -68,6 +71,22 @@ pub struct Args {
     /// frame 0; the clip then plays in place. Default: no garments.
     #[arg(long, value_delimiter = ',')]
     pub garments: Vec<String>,
+    /// Soak these garments (a comma-separated list of the names given to --garments, or `all`)
+    /// to saturation before they settle: heavier, clinging cloth that renders darker and
+    /// glossier. Water content follows cotton's saturation law (drape::cloth::wet).
+    #[arg(long, value_delimiter = ',')]
+    pub wet: Vec<String>,
+    /// Render every frame twice side by side: the garments dry (left) and soaked as --wet says
+    /// (right), each simulated on its own. Each half is --size; the image is twice as wide.
+    #[arg(long)]
+    pub compare: bool,
+    /// Samples per pixel: 4 (MSAA, default) or 1 (no antialiasing: on lavapipe about half the
+    /// frame time, for quick previews).
+    #[arg(long, default_value_t = 4)]
+    pub samples: u32,
+    /// Replace frames (and the --gif) that already exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Parses `WxH`.
@@ -133,6 +152,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "--no-png without --gif would write nothing".to_string(),
         ));
     }
+    if args.samples != 1 && args.samples != 4 {
+        return Err(CliError::new(format!(
+            "bad --samples {}: expected 1 or 4",
+            args.samples
+        )));
+    }
     let method: SkinMethod = args.method.parse().map_err(CliError::new)?;
     let shading = Shading::from_name(&args.shader.to_ascii_lowercase()).ok_or_else(|| {
         CliError::new(format!(
@@ -142,14 +167,32 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ))
     })?;
     let view: CameraView = args.camera.parse().map_err(CliError::new)?;
-    let rig = crate::asset::load_rig(&args.rig)
-        .map_err(|e| CliError::new(format!("cannot load --rig {}: {e}", args.rig.display())))?;
+    if !args.wet.is_empty() && args.garments.is_empty() {
+        return Err(CliError::new(
+            "--wet needs garments to soak: add --garments (e.g. --garments cape --wet cape)",
+        ));
+    }
+    if args.compare && args.wet.is_empty() {
+        return Err(CliError::new(
+            "--compare shows dry against wet: say which garments are wet with --wet (e.g. --wet all)",
+        ));
+    }
+    let rig_name = args
+        .rig
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "the built-in ninja".to_string());
+    let rig = super::load_character(args.rig.as_deref(), &Default::default()).map_err(|e| {
+        CliError::new(match &args.rig {
+            Some(p) => format!("cannot load --rig {}: {e}", p.display()),
+            None => e.to_string(),
+        })
+    })?;
     let clip = match &args.clip {
         Some(name) => Some(rig.clip(name).ok_or_else(|| {
             let names: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
             CliError::new(format!(
-                "{} has no clip '{name}' (it has: {})",
-                args.rig.display(),
+                "{rig_name} has no clip '{name}' (it has: {})",
                 if names.is_empty() {
                     "none".to_string()
                 } else {
@@ -165,9 +208,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => (0..=(duration * args.fps).round() as u32).collect(),
     };
     let times: Vec<f32> = frames.iter().map(|&f| f as f32 / args.fps).collect();
+    let frame_paths: Vec<PathBuf> = if args.no_png {
+        Vec::new()
+    } else {
+        frames
+            .iter()
+            .map(|f| args.out.join(format!("frame_{f:04}.png")))
+            .collect()
+    };
+    refuse_overwrite(&args.out, &frame_paths, args.gif.as_deref(), args.force)?;
 
     let bounds = clip_bounds(&rig, clip, &times)
-        .ok_or_else(|| CliError::new(format!("{} has no vertices", args.rig.display())))?;
+        .ok_or_else(|| CliError::new(format!("{rig_name} has no vertices")))?;
     let camera = view.camera(bounds, width as f32 / height as f32, 1.1);
 
     let ctx = GpuContext::headless().map_err(|e| CliError::new(format!("no GPU: {e}")))?;
@@ -179,13 +231,27 @@ pub fn run(args: Args) -> Result<(), CliError> {
         shading.name(),
         ctx.summary
     );
-    let mut dressed = dress(&args, &rig, clip, method)?;
-    let mut stage = Stage::new(&ctx, &rig, method, &mut |_, p| {
+    // `--wet all` means every garment worn.
+    let wet_kinds = if args.wet.is_empty() {
+        Vec::new()
+    } else if args.wet.iter().any(|g| g == "all") {
+        parse_garments(&args.garments, "--garments")?
+    } else {
+        parse_garments(&args.wet, "--wet")?
+    };
+    // The right-hand (or only) dressed scene carries --wet; with --compare a dry twin runs too.
+    let mut dressed = dress(&args, &rig, clip, method, &wet_kinds)?;
+    let mut dry_twin = if args.compare {
+        dress(&args, &rig, clip, method, &[])?
+    } else {
+        None
+    };
+    let mut stage = Stage::with_samples(&ctx, &rig, method, args.samples, &mut |_, p| {
         if let crate::skin::CorProgress::Computing { done, total } = p {
             eprint!("\rcentres of rotation: {done}/{total}   ");
         }
     })
-    .map_err(|e| CliError::new(format!("cannot upload {}: {e}", args.rig.display())))?;
+    .map_err(|e| CliError::new(format!("cannot upload {rig_name}: {e}")))?;
 
     if !args.no_png {
         std::fs::create_dir_all(&args.out).map_err(|e| {
@@ -200,60 +266,46 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let img = match &mut dressed {
             None => stage.render(&ctx, &rig, clip, t, shading, camera, &[], (width, height)),
             Some(d) => {
-                d.advance_to(frame, args.fps)
-                    .map_err(|e| CliError::new(format!("frame {frame}: {e}")))?;
-                let frames: Vec<crate::scene::GarmentFrame> = (0..d.scene.garments.len())
-                    .map(|g| d.scene.garment_frame(g))
-                    .collect();
-                let flat: Vec<Vec<u32>> = frames
-                    .iter()
-                    .map(|g| g.triangles.iter().flatten().copied().collect())
-                    .collect();
-                let wet: Vec<Vec<f32>> = frames
-                    .iter()
-                    .map(|g| {
-                        // Absorbed water (g/g) shown as a 0–1 wetness: saturated cotton is 1.
-                        let b = crate::cloth::wet::Fabric::COTTON.saturation;
-                        g.wetness.iter().map(|&a| (a / b).min(1.0)).collect()
-                    })
-                    .collect();
-                let garments: Vec<GarmentFrame> = frames
-                    .iter()
-                    .zip(&flat)
-                    .zip(&wet)
-                    .enumerate()
-                    .map(|(i, ((g, tris), wet))| GarmentFrame {
-                        name: &g.name,
-                        positions: &g.positions,
-                        normals: &g.normals,
-                        triangles: tris,
-                        wetness: wet,
-                        material: garment_material(i),
-                    })
-                    .collect();
-                stage.render_posed(
-                    &ctx,
-                    &rig,
-                    d.scene.world_from_node(),
-                    shading,
-                    camera,
-                    &garments,
-                    (width, height),
-                )
+                let err = |e: String| CliError::new(format!("frame {frame}: {e}"));
+                d.advance_to(frame, args.fps).map_err(err)?;
+                let wet =
+                    render_dressed(&mut stage, &ctx, &rig, d, shading, camera, (width, height));
+                match (&mut dry_twin, wet) {
+                    (Some(twin), Ok(wet)) => {
+                        twin.advance_to(frame, args.fps).map_err(err)?;
+                        let (wet_times, dry) = (
+                            stage.last_times,
+                            render_dressed(
+                                &mut stage,
+                                &ctx,
+                                &rig,
+                                twin,
+                                shading,
+                                camera,
+                                (width, height),
+                            ),
+                        );
+                        stage.last_times.skin_s += wet_times.skin_s;
+                        stage.last_times.draw_s += wet_times.draw_s;
+                        dry.map(|dry| side_by_side(&dry, &wet))
+                    }
+                    (_, wet) => wet,
+                }
             }
         }
         .map_err(|e| CliError::new(format!("frame {frame}: {e}")))?;
         total.skin_s += stage.last_times.skin_s;
         total.draw_s += stage.last_times.draw_s;
-        if !args.no_png {
-            let path = args.out.join(format!("frame_{frame:04}.png"));
-            img.save(&path)
+        if let Some(path) = frame_paths.get(k) {
+            img.save(path)
                 .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
         }
         if args.gif.is_some() {
+            // With --compare the picture is two frames wide: keep its aspect in the GIF.
+            let halves = if args.compare { 2 } else { 1 };
             gif_frames.push(image::imageops::resize(
                 &img,
-                args.gif_width,
+                args.gif_width * halves,
                 gif_height,
                 image::imageops::FilterType::Triangle,
             ));
@@ -269,7 +321,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ctx.summary
     );
     if let Some(path) = &args.gif {
-        write_gif(path, gif_frames, args.fps)?;
+        write_gif(path, gif_frames, args.fps, args.force)?;
         eprintln!("wrote {}", path.display());
     }
     if !args.no_png {
@@ -294,15 +346,17 @@ fn progress(done: usize, total: usize, elapsed_s: f64) {
 
 /// An animated GIF that loops forever, one frame per 1/fps seconds (GIF delays are in
 /// hundredths of a second, so 30 fps plays at 1/30 s only approximately).
-fn write_gif(path: &PathBuf, frames: Vec<image::RgbaImage>, fps: f32) -> Result<(), CliError> {
+fn write_gif(
+    path: &Path,
+    frames: Vec<image::RgbaImage>,
+    fps: f32,
+    force: bool,
+) -> Result<(), CliError> {
     use image::codecs::gif::{GifEncoder, Repeat};
     let err = |e: &dyn std::fmt::Display| {
         CliError::new(format!("cannot write --gif {}: {e}", path.display()))
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
-    }
-    let file = std::fs::File::create(path).map_err(|e| err(&e))?;
+    let file = super::create_output(path, force)?;
     // Speed 10 of 1..=30 (NeuQuant sampling): good colours at a tenth of the cost of speed 1.
     let mut enc = GifEncoder::new_with_speed(std::io::BufWriter::new(file), 10);
     enc.set_repeat(Repeat::Infinite).map_err(|e| err(&e))?;
@@ -321,7 +375,7 @@ mod tests {
 
     fn args() -> Args {
         Args {
-            rig: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/rigs/ninja.glb")),
+            rig: None,
             clip: None,
             frames: Some("0..1".into()),
             fps: 30.0,
@@ -334,6 +388,10 @@ mod tests {
             shader: "texture".into(),
             camera: "auto".into(),
             garments: Vec::new(),
+            wet: Vec::new(),
+            compare: false,
+            samples: 4,
+            force: false,
         }
     }
 
@@ -342,7 +400,7 @@ mod tests {
     fn bad_rig_clip_and_options_are_named() {
         let err = |a: Args| run(a).unwrap_err().to_string();
         let e = err(Args {
-            rig: "/no/such/rig.glb".into(),
+            rig: Some("/no/such/rig.glb".into()),
             ..args()
         });
         assert!(e.contains("--rig") && e.contains("/no/such/rig.glb"), "{e}");
@@ -379,6 +437,62 @@ mod tests {
             ..args()
         });
         assert!(e.contains("--no-png"), "{e}");
+        let e = err(Args {
+            samples: 2,
+            ..args()
+        });
+        assert!(e.contains("--samples"), "{e}");
+        let e = err(Args {
+            wet: vec!["cape".into()],
+            ..args()
+        });
+        assert!(e.contains("--wet") && e.contains("--garments"), "{e}");
+        let e = err(Args {
+            garments: vec!["cape".into()],
+            compare: true,
+            ..args()
+        });
+        assert!(e.contains("--compare") && e.contains("--wet"), "{e}");
+    }
+
+    /// Frames already in --out and an existing --gif are refused before any work, naming the
+    /// folder; nothing is touched.
+    #[test]
+    fn existing_frames_and_gif_are_kept_unless_forced() {
+        let out = std::env::temp_dir().join(format!("drape_render_force_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
+        let frames = vec![out.join("frame_0000.png"), out.join("frame_0001.png")];
+        // An empty folder, or one holding other files, is fine.
+        std::fs::write(out.join("notes.txt"), "x").unwrap();
+        refuse_overwrite(&out, &frames, None, false).unwrap();
+        std::fs::write(&frames[1], "mine").unwrap();
+        let e = refuse_overwrite(&out, &frames, None, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&out.display().to_string())
+                && e.contains("frame_0001.png")
+                && e.contains("--force"),
+            "{e}"
+        );
+        refuse_overwrite(&out, &frames, None, true).unwrap();
+        let gif = out.join("notes.txt");
+        let e = refuse_overwrite(&out, &frames[..1], Some(&gif), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--gif") && e.contains("notes.txt"), "{e}");
+        // Through run(): refused before the GPU is asked for anything.
+        let e = run(Args {
+            out: out.clone(),
+            frames: Some("1..2".into()),
+            ..args()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--force"), "{e}");
+        assert_eq!(std::fs::read_to_string(&frames[1]).unwrap(), "mine");
+        let _ = std::fs::remove_dir_all(&out);
     }
 
     #[test]
@@ -424,27 +538,45 @@ impl Dressed {
     }
 }
 
-/// Builds and starts the dressed-character scene when --garments asks for one.
+/// Garment names as given to --garments/--wet (`all` = every kind; `none` = no garment).
+fn parse_garments(
+    names: &[String],
+    flag: &str,
+) -> Result<Vec<crate::garments::GarmentKind>, CliError> {
+    use crate::garments::GarmentKind;
+    if names.iter().any(|g| g == "all") {
+        return Ok(GarmentKind::ALL.to_vec());
+    }
+    names
+        .iter()
+        .filter(|g| g.as_str() != "none")
+        .map(|g| g.parse::<GarmentKind>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| CliError::new(format!("{flag}: {e}")))
+}
+
+/// Builds and starts the dressed-character scene when --garments asks for one, with the
+/// garments of `wet` kinds soaked to saturation before they settle.
 fn dress(
     args: &Args,
     rig: &crate::rig::Rig,
     clip: Option<usize>,
     method: SkinMethod,
+    wet: &[crate::garments::GarmentKind],
 ) -> Result<Option<Dressed>, CliError> {
-    use crate::garments::{GarmentKind, GarmentSpec};
+    use crate::garments::GarmentSpec;
     use crate::scene::{Scene, SceneConfig};
-    if args.garments.is_empty() || args.garments.iter().all(|g| g == "none") {
+    let kinds = parse_garments(&args.garments, "--garments")?;
+    if kinds.is_empty() {
         return Ok(None);
     }
-    let kinds: Vec<GarmentKind> = if args.garments.iter().any(|g| g == "all") {
-        GarmentKind::ALL.to_vec()
-    } else {
-        args.garments
-            .iter()
-            .map(|g| g.parse::<GarmentKind>())
-            .collect::<Result<_, _>>()
-            .map_err(|e| CliError::new(format!("--garments: {e}")))?
-    };
+    if let Some(k) = wet.iter().find(|k| !kinds.contains(k)) {
+        return Err(CliError::new(format!(
+            "--wet {} is not worn: --garments has {}",
+            k.name(),
+            args.garments.join(",")
+        )));
+    }
     let config = SceneConfig {
         clip: clip.map(|c| rig.clips[c].name.clone()),
         method,
@@ -452,10 +584,27 @@ fn dress(
         ..SceneConfig::default()
     };
     let mut scene = Scene::new(rig.clone(), config)
-        .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig.display())))?;
+        .map_err(|e| CliError::new(format!("cannot dress the character: {e}")))?;
+    let mut soaked = 0;
+    for (g, garment) in scene.garments.iter().enumerate() {
+        if wet.contains(&garment.kind) {
+            let particles = scene.model.garments[g].particles.clone();
+            for i in particles {
+                scene
+                    .state
+                    .set_wetness(&scene.model, i, WET_FABRIC.saturation);
+                soaked += 1;
+            }
+        }
+    }
     eprintln!(
-        "settling {} garment(s) and blending into the clip…",
-        kinds.len()
+        "settling {} garment(s){} and blending into the clip…",
+        kinds.len(),
+        if soaked > 0 {
+            format!(" ({soaked} particles soaked)")
+        } else {
+            String::new()
+        }
     );
     let startup_frames = (scene.startup_seconds() * 60.0).ceil() as u32;
     for _ in 0..startup_frames {
@@ -464,15 +613,111 @@ fn dress(
     Ok(Some(Dressed { scene, frame: 0 }))
 }
 
-/// A distinct cloth colour per garment (indigo cape, charcoal hakama, red sash, white headband).
-fn garment_material(i: usize) -> crate::gpu::renderer::ObjectMaterial {
-    const COLOURS: [[f32; 3]; 4] = [
-        [0.18, 0.22, 0.45],
-        [0.16, 0.16, 0.18],
-        [0.62, 0.10, 0.10],
-        [0.85, 0.85, 0.80],
-    ];
-    let c = COLOURS[i % COLOURS.len()];
+/// The fabric whose saturation law --wet applies and whose saturation shows as wetness 1.
+const WET_FABRIC: crate::cloth::wet::Fabric = crate::cloth::wet::Fabric::COTTON;
+
+/// Renders the dressed scene's current frame: the body in the scene's pose and every garment
+/// with its wetness (absorbed water as a fraction of saturation) and its kind's colour.
+fn render_dressed(
+    stage: &mut Stage,
+    ctx: &GpuContext,
+    rig: &crate::rig::Rig,
+    d: &Dressed,
+    shading: Shading,
+    camera: crate::gpu::Camera,
+    size: (u32, u32),
+) -> Result<image::RgbaImage, crate::gpu::GpuError> {
+    let scene = &d.scene;
+    let frames: Vec<crate::scene::GarmentFrame> = (0..scene.garments.len())
+        .map(|g| scene.garment_frame(g))
+        .collect();
+    let flat: Vec<Vec<u32>> = frames
+        .iter()
+        .map(|g| g.triangles.iter().flatten().copied().collect())
+        .collect();
+    let wet: Vec<Vec<f32>> = frames
+        .iter()
+        .map(|g| {
+            g.wetness
+                .iter()
+                .map(|&a| (a / WET_FABRIC.saturation).min(1.0))
+                .collect()
+        })
+        .collect();
+    let garments: Vec<GarmentFrame> = frames
+        .iter()
+        .zip(&flat)
+        .zip(&wet)
+        .zip(&scene.garments)
+        .map(|(((g, tris), wet), garment)| GarmentFrame {
+            name: &g.name,
+            positions: &g.positions,
+            normals: &g.normals,
+            triangles: tris,
+            wetness: wet,
+            material: garment_material(garment.kind),
+        })
+        .collect();
+    stage.render_posed(
+        ctx,
+        rig,
+        scene.world_from_node(),
+        shading,
+        camera,
+        &garments,
+        size,
+    )
+}
+
+/// `left` and `right` (same height) as one image, left beside right.
+fn side_by_side(left: &image::RgbaImage, right: &image::RgbaImage) -> image::RgbaImage {
+    let mut out = image::RgbaImage::new(left.width() + right.width(), left.height());
+    image::imageops::replace(&mut out, left, 0, 0);
+    image::imageops::replace(&mut out, right, left.width() as i64, 0);
+    out
+}
+
+/// Refuses to run when it would replace files: any of `frames` (the PNGs this run writes into
+/// `out`) or `gif`, unless `force`. Checked before any simulation or GPU work.
+fn refuse_overwrite(
+    out: &Path,
+    frames: &[PathBuf],
+    gif: Option<&Path>,
+    force: bool,
+) -> Result<(), CliError> {
+    if force {
+        return Ok(());
+    }
+    let existing: Vec<&PathBuf> = frames.iter().filter(|p| p.exists()).collect();
+    if let Some(first) = existing.first() {
+        return Err(CliError::new(format!(
+            "--out {} already holds {} of the frames this would write ({}{}); pass --force to \
+             overwrite them, or choose another --out",
+            out.display(),
+            existing.len(),
+            first.file_name().unwrap_or_default().to_string_lossy(),
+            if existing.len() > 1 { ", …" } else { "" }
+        )));
+    }
+    if let Some(gif) = gif.filter(|g| g.exists()) {
+        return Err(CliError::new(format!(
+            "--gif {} already exists; pass --force to overwrite it",
+            gif.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A distinct cloth colour per garment kind (indigo cape, charcoal hakama, red sash, white
+/// headband).
+fn garment_material(kind: crate::garments::GarmentKind) -> crate::gpu::renderer::ObjectMaterial {
+    use crate::garments::GarmentKind;
+    let c = match kind {
+        GarmentKind::Cape => [0.18, 0.22, 0.45],
+        GarmentKind::Hakama => [0.16, 0.16, 0.18],
+        GarmentKind::Sash => [0.62, 0.10, 0.10],
+        GarmentKind::Headband => [0.85, 0.85, 0.80],
+    };
     crate::gpu::renderer::ObjectMaterial {
         base_color: crate::math::Vec4::new(c[0], c[1], c[2], 1.0),
         ..Default::default()

@@ -1,5 +1,6 @@
 //! `drape scene NAME`: runs one of the cloth scenes headless, writing per-frame statistics
-//! (stats.csv), the final frame (final.obj, final.ply) and a picture of it (final.png).
+//! (stats.csv), the final frame (final.obj, final.ply) and a picture of it (final.png). Those
+//! files are never replaced in an existing --out without --force.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,6 +34,9 @@ pub struct Args {
     /// Output folder (created if missing).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
+    /// Replace stats.csv, final.obj, final.ply and final.png when --out already holds them.
+    #[arg(long)]
+    pub force: bool,
     /// Height of the PNG in pixels (three views side by side).
     #[arg(long, default_value_t = 512)]
     pub png_size: u32,
@@ -40,6 +44,9 @@ pub struct Args {
     #[arg(long, short)]
     pub quiet: bool,
 }
+
+/// The files a run writes into --out.
+const OUTPUTS: [&str; 4] = ["stats.csv", "final.obj", "final.ply", "final.png"];
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if !SCENE_NAMES.contains(&args.name.as_str()) {
@@ -56,6 +63,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         substeps: args.substeps,
         integrator: args.integrator,
     };
+    // Refuse before simulating, so a long run never ends in a refusal.
+    let existing: Vec<&str> = OUTPUTS
+        .iter()
+        .copied()
+        .filter(|f| args.out.join(f).exists())
+        .collect();
+    if !existing.is_empty() && !args.force {
+        return Err(CliError::new(format!(
+            "--out {} already holds {} from an earlier run; pass --force to overwrite, or choose \
+             another --out",
+            args.out.display(),
+            existing.join(", ")
+        )));
+    }
     let mut scene = build_scene(&args.name, &opts).map_err(|e| CliError::new(e.to_string()))?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", args.out.display())))?;
@@ -145,4 +166,46 @@ pub fn run(args: Args) -> Result<(), CliError> {
         args.out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(out: PathBuf, force: bool) -> Args {
+        Args {
+            name: "pinned2".into(),
+            n: 4,
+            frames: Some(2),
+            self_collision: false,
+            substeps: Some(2),
+            integrator: None,
+            out,
+            png_size: 32,
+            quiet: true,
+            force,
+        }
+    }
+
+    /// A second run into the same folder is refused (naming the folder and the files) and
+    /// leaves the files alone; --force replaces them.
+    #[test]
+    fn existing_outputs_are_kept_unless_forced() {
+        let out = std::env::temp_dir().join(format!("drape_scene_force_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        run(args(out.clone(), false)).unwrap();
+        let csv = out.join("stats.csv");
+        std::fs::write(&csv, "mine").unwrap();
+        let e = run(args(out.clone(), false)).unwrap_err().to_string();
+        assert!(
+            e.contains(&out.display().to_string())
+                && e.contains("stats.csv")
+                && e.contains("--force"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&csv).unwrap(), "mine");
+        run(args(out.clone(), true)).unwrap();
+        assert!(std::fs::read_to_string(&csv).unwrap().starts_with("frame,"));
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }

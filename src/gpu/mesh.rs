@@ -1,9 +1,8 @@
 //! Meshes on the GPU: a vertex buffer of [`GpuVertex`] (written by the skinning compute pass, or
-//! uploaded every frame for cloth), static texture coordinates, a triangle index buffer and an
-//! edge index buffer for the wireframe shader. [`MeshData`] builds the shapes the tests and the
+//! uploaded every frame for cloth), static texture coordinates and a triangle index buffer, all
+//! three also bindable as storage (the wireframe shader pulls each triangle's corners from them
+//! to know its barycentric coordinates). [`MeshData`] builds the shapes the tests and the
 //! debug views need (UV sphere, tapered capsule, grid).
-
-use std::collections::HashSet;
 
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
@@ -276,34 +275,19 @@ pub fn vertex_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
         .collect()
 }
 
-/// Each undirected edge of a triangle list once, as a line list (for the wireframe shader).
-pub fn edge_indices(indices: &[u32]) -> Vec<u32> {
-    let mut seen = HashSet::with_capacity(indices.len());
-    let mut out = Vec::with_capacity(indices.len());
-    for t in indices.chunks_exact(3) {
-        for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
-            let key = (a.min(b), a.max(b));
-            if seen.insert(key) {
-                out.extend_from_slice(&[a, b]);
-            }
-        }
-    }
-    out
-}
-
 /// A mesh in GPU buffers. The vertex buffer also has `STORAGE` usage so that the skinning
-/// compute pass can write it in place.
+/// compute pass can write it in place; all three buffers have it for the wireframe shader's
+/// vertex pulling.
 pub struct GpuMesh {
     pub label: String,
     /// [`GpuVertex`] per vertex (slot 0).
     pub vertices: wgpu::Buffer,
     /// `[f32; 2]` per vertex (slot 1).
     pub uvs: wgpu::Buffer,
+    /// Three `u32` per triangle.
     pub indices: wgpu::Buffer,
-    pub edges: wgpu::Buffer,
     pub vertex_count: u32,
     pub index_count: u32,
-    pub edge_index_count: u32,
     /// Object-space bounds at upload (and at each `update_vertices`).
     pub bounds: (Vec3, Vec3),
 }
@@ -340,7 +324,6 @@ impl GpuMesh {
         indices: &[u32],
     ) -> Self {
         let device = &ctx.device;
-        let edges = edge_indices(indices);
         let positions: Vec<Vec3> = vertices
             .iter()
             .map(|v| Vec3::new(v.pos_wet[0], v.pos_wet[1], v.pos_wet[2]))
@@ -357,27 +340,20 @@ impl GpuMesh {
         let uvs_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(&format!("{label} uvs")),
             contents: bytemuck::cast_slice(uvs),
-            usage: wgpu::BufferUsages::VERTEX,
+            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::STORAGE,
         });
         let index_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(&format!("{label} indices")),
             contents: bytemuck::cast_slice(indices),
-            usage: wgpu::BufferUsages::INDEX,
-        });
-        let edge_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(&format!("{label} edges")),
-            contents: bytemuck::cast_slice(&edges),
-            usage: wgpu::BufferUsages::INDEX,
+            usage: wgpu::BufferUsages::INDEX | wgpu::BufferUsages::STORAGE,
         });
         Self {
             label: label.to_string(),
             vertices,
             uvs: uvs_buf,
             indices: index_buf,
-            edges: edge_buf,
             vertex_count: positions.len() as u32,
             index_count: indices.len() as u32,
-            edge_index_count: edges.len() as u32,
             bounds,
         }
     }
@@ -495,12 +471,5 @@ mod tests {
             let n = m.normals[t[0] as usize] + m.normals[t[1] as usize] + m.normals[t[2] as usize];
             assert!(f.dot(n) > 0.0, "triangle {t:?} winds against its normals");
         }
-    }
-
-    #[test]
-    fn edges_are_listed_once() {
-        let m = MeshData::grid(Vec2::ONE, 0.0, 2, 1, |_, _| 0.0);
-        // 2×1 quads: 3×2 vertices, 7 outer+inner axis edges + 2 diagonals = 9 edges.
-        assert_eq!(edge_indices(&m.indices).len(), 18);
     }
 }

@@ -24,13 +24,14 @@ use crate::rig::Texture;
 /// The per-object shader choice (files in shaders/).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Shading {
-    /// Edges as lines in the base colour (wireframe.wgsl).
+    /// Every triangle's edges as antialiased lines over a dim fill, fading where triangles are
+    /// only a few pixels tall (wireframe.wgsl).
     Wireframe,
     /// World normal as colour (normals.wgsl).
     Normals,
     /// Ambient + diffuse + specular (phong.wgsl).
     BlinnPhong,
-    /// Blinn-Phong with the base colour map (texture.wgsl).
+    /// The base colour map as it is, unlit but shadowed (texture.wgsl).
     Textured,
     /// Height map → perturbed normal (bump.wgsl).
     Bump,
@@ -203,7 +204,7 @@ impl Default for KeyLight {
 }
 
 /// A ground plane y = `height` (m), a square of side 2 × `half_extent` (m) centred under the
-/// origin, drawn textured (checker by default) and receiving shadows.
+/// origin, drawn lit with its base colour map (Blinn-Phong; checker by default) and receiving shadows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ground {
     pub height: f32,
@@ -389,6 +390,8 @@ pub struct Renderer {
     msaa: Option<(wgpu::Texture, wgpu::TextureView)>,
     object_layout: wgpu::BindGroupLayout,
     material_layout: wgpu::BindGroupLayout,
+    /// Group 3 of the wireframe pipeline: a mesh's vertex, index and uv buffers as storage.
+    wire_layout: wgpu::BindGroupLayout,
     pipelines: HashMap<Shading, wgpu::RenderPipeline>,
     shadow_pipeline: wgpu::RenderPipeline,
     debug_line_pipeline: wgpu::RenderPipeline,
@@ -406,6 +409,17 @@ pub struct Renderer {
     linear_sampler: wgpu::Sampler,
     texture_sets: Vec<wgpu::BindGroup>,
     ground_mesh: GpuMesh,
+    /// `render_to_image`'s colour target, depth target and readback buffer, kept while the
+    /// size stays the same (a sequence of frames allocates them once).
+    offscreen: Option<Offscreen>,
+}
+
+/// An offscreen colour target of one size with its depth target and its readback buffer.
+struct Offscreen {
+    texture: wgpu::Texture,
+    view: wgpu::TextureView,
+    depth: DepthTarget,
+    readback: wgpu::Buffer,
 }
 
 fn uniform_entry(
@@ -528,6 +542,20 @@ impl Renderer {
                 ),
             ],
         });
+        let storage_entry = |binding: u32| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::VERTEX,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: true },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let wire_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("wireframe mesh bind group layout"),
+            entries: &[storage_entry(0), storage_entry(1), storage_entry(2)],
+        });
         let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("shadow bind group layout"),
             entries: &[uniform_entry(0, wgpu::ShaderStages::VERTEX, false)],
@@ -539,6 +567,16 @@ impl Renderer {
                 Some(&frame_layout),
                 Some(&object_layout),
                 Some(&material_layout),
+            ],
+            immediate_size: 0,
+        });
+        let wire_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("wireframe pipeline layout"),
+            bind_group_layouts: &[
+                Some(&frame_layout),
+                Some(&object_layout),
+                Some(&material_layout),
+                Some(&wire_layout),
             ],
             immediate_size: 0,
         });
@@ -591,23 +629,24 @@ impl Renderer {
                 &format!("{}.wgsl", shading.name()),
                 shading.source(),
             );
-            let topology = if shading == Shading::Wireframe {
-                wgpu::PrimitiveTopology::LineList
-            } else {
-                wgpu::PrimitiveTopology::TriangleList
-            };
+            // The wireframe pulls its vertices from storage buffers (group 3) by vertex index.
+            let wire = shading == Shading::Wireframe;
             let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some(&format!("{} pipeline", shading.name())),
-                layout: Some(&main_layout),
+                layout: Some(if wire {
+                    &wire_pipeline_layout
+                } else {
+                    &main_layout
+                }),
                 vertex: wgpu::VertexState {
                     module: &module,
                     entry_point: Some("vs_main"),
                     compilation_options: Default::default(),
-                    buffers: &vertex_buffers,
+                    buffers: if wire { &[] } else { &vertex_buffers },
                 },
                 // Cloth is seen from both sides: no culling; the shaders flip back-facing normals.
                 primitive: wgpu::PrimitiveState {
-                    topology,
+                    topology: wgpu::PrimitiveTopology::TriangleList,
                     cull_mode: None,
                     ..Default::default()
                 },
@@ -816,7 +855,8 @@ impl Renderer {
             "environment cube map",
             &textures::environment_cube(128),
         );
-        let ramp = textures::toon_ramp(64, 4);
+        // Three bands: shadow, half-lit, lit (the classic cel look).
+        let ramp = textures::toon_ramp(64, 3);
         let ramp_view = textures::upload_2d(
             ctx,
             "toon ramp",
@@ -892,6 +932,7 @@ impl Renderer {
             msaa: None,
             object_layout,
             material_layout,
+            wire_layout,
             pipelines,
             shadow_pipeline,
             debug_line_pipeline,
@@ -909,6 +950,7 @@ impl Renderer {
             linear_sampler,
             texture_sets: Vec::new(),
             ground_mesh,
+            offscreen: None,
         };
         // The built-in sets, in the order of the TextureSetId constants.
         let plain = renderer.create_texture_set(ctx, "plain", None, None);
@@ -1242,7 +1284,7 @@ impl Renderer {
                 pass.set_pipeline(&self.shadow_pipeline);
                 pass.set_bind_group(0, &self.shadow_bind_group, &[]);
                 for (i, item) in scene.objects.iter().enumerate() {
-                    if !item.casts_shadow || item.shading == Shading::Wireframe {
+                    if !item.casts_shadow {
                         continue;
                     }
                     pass.set_bind_group(
@@ -1256,6 +1298,35 @@ impl Renderer {
                 }
             }
         }
+
+        // The wireframe's per-mesh storage bindings (a bind group is a few handles; meshes are
+        // owned by the caller, so they are not cached across frames).
+        let wire_groups: Vec<Option<wgpu::BindGroup>> = scene
+            .objects
+            .iter()
+            .map(|item| {
+                (item.shading == Shading::Wireframe).then(|| {
+                    ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("wireframe mesh bind group"),
+                        layout: &self.wire_layout,
+                        entries: &[
+                            wgpu::BindGroupEntry {
+                                binding: 0,
+                                resource: item.mesh.vertices.as_entire_binding(),
+                            },
+                            wgpu::BindGroupEntry {
+                                binding: 1,
+                                resource: item.mesh.indices.as_entire_binding(),
+                            },
+                            wgpu::BindGroupEntry {
+                                binding: 2,
+                                resource: item.mesh.uvs.as_entire_binding(),
+                            },
+                        ],
+                    })
+                })
+            })
+            .collect();
 
         // Main pass.
         let c = scene.clear_color;
@@ -1310,7 +1381,8 @@ impl Renderer {
                     slot: usize,
                     mesh: &GpuMesh,
                     shading: Shading,
-                    set: TextureSetId| {
+                    set: TextureSetId,
+                    wire: Option<&wgpu::BindGroup>| {
             pass.set_pipeline(&self.pipelines[&shading]);
             pass.set_bind_group(
                 1,
@@ -1318,12 +1390,12 @@ impl Renderer {
                 &[(slot as u64 * OBJECT_STRIDE) as u32],
             );
             pass.set_bind_group(2, &self.texture_sets[set.0], &[]);
-            pass.set_vertex_buffer(0, mesh.vertices.slice(..));
-            pass.set_vertex_buffer(1, mesh.uvs.slice(..));
-            if shading == Shading::Wireframe {
-                pass.set_index_buffer(mesh.edges.slice(..), wgpu::IndexFormat::Uint32);
-                pass.draw_indexed(0..mesh.edge_index_count, 0, 0..1);
+            if let Some(group) = wire {
+                pass.set_bind_group(3, group, &[]);
+                pass.draw(0..mesh.index_count, 0..1);
             } else {
+                pass.set_vertex_buffer(0, mesh.vertices.slice(..));
+                pass.set_vertex_buffer(1, mesh.uvs.slice(..));
                 pass.set_index_buffer(mesh.indices.slice(..), wgpu::IndexFormat::Uint32);
                 pass.draw_indexed(0..mesh.index_count, 0, 0..1);
             }
@@ -1333,8 +1405,9 @@ impl Renderer {
                 &mut pass,
                 scene.objects.len(),
                 &self.ground_mesh,
-                Shading::Textured,
+                Shading::BlinnPhong,
                 g.material.textures,
+                None,
             );
         }
         for (i, item) in scene.objects.iter().enumerate() {
@@ -1344,6 +1417,7 @@ impl Renderer {
                 item.mesh,
                 item.shading,
                 item.material.textures,
+                wire_groups[i].as_ref(),
             );
         }
         if let Some((buffer, count)) = &debug_solids {
@@ -1393,51 +1467,91 @@ impl Renderer {
                 "image size {width}×{height}"
             )));
         }
-        let format = wgpu::TextureFormat::Rgba8UnormSrgb;
-        let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("offscreen colour target"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
-        let view = texture.create_view(&Default::default());
-        let depth = self.depth_target(ctx, width, height);
+        let fits = self
+            .offscreen
+            .as_ref()
+            .is_some_and(|o| o.depth.width == width && o.depth.height == height);
+        if !fits {
+            let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("offscreen colour target"),
+                size: wgpu::Extent3d {
+                    width,
+                    height,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Rgba8UnormSrgb,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            });
+            let view = texture.create_view(&Default::default());
+            let depth = self.depth_target(ctx, width, height);
+            let readback = readback_buffer(ctx, width, height);
+            self.offscreen = Some(Offscreen {
+                texture,
+                view,
+                depth,
+                readback,
+            });
+        }
         let mut encoder = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("offscreen encoder"),
             });
-        self.encode(ctx, &mut encoder, &view, &depth, scene)?;
-        read_texture(ctx, encoder, &texture, width, height)
+        // Taken out for the call (encode borrows the renderer mutably), put back after.
+        let o = self.offscreen.take().expect("created above");
+        let encoded = self.encode(ctx, &mut encoder, &o.view, &o.depth, scene);
+        let image = encoded
+            .and_then(|()| read_texture_into(ctx, encoder, &o.texture, &o.readback, width, height));
+        self.offscreen = Some(o);
+        image
     }
 }
 
-/// Copies an RGBA8 texture into a buffer (rows padded to `COPY_BYTES_PER_ROW_ALIGNMENT`, 256
-/// bytes), submits `encoder` with that copy and returns the unpadded image.
+/// Bytes per row of a texture-to-buffer copy of an RGBA8 image `width` wide: padded to
+/// `COPY_BYTES_PER_ROW_ALIGNMENT` (256 bytes).
+fn padded_row(width: u32) -> u32 {
+    let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    (width * 4).div_ceil(align) * align
+}
+
+fn readback_buffer(ctx: &GpuContext, width: u32, height: u32) -> wgpu::Buffer {
+    ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("offscreen readback"),
+        size: padded_row(width) as u64 * height as u64,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    })
+}
+
+/// Copies an RGBA8 texture into a new buffer, submits `encoder` with that copy and returns the
+/// unpadded image.
 pub fn read_texture(
     ctx: &GpuContext,
-    mut encoder: wgpu::CommandEncoder,
+    encoder: wgpu::CommandEncoder,
     texture: &wgpu::Texture,
     width: u32,
     height: u32,
 ) -> Result<RgbaImage, GpuError> {
+    let buffer = readback_buffer(ctx, width, height);
+    read_texture_into(ctx, encoder, texture, &buffer, width, height)
+}
+
+/// As [`read_texture`] into `buffer` (`MAP_READ | COPY_DST`, at least `padded row × height`
+/// bytes, unmapped; left unmapped again).
+fn read_texture_into(
+    ctx: &GpuContext,
+    mut encoder: wgpu::CommandEncoder,
+    texture: &wgpu::Texture,
+    buffer: &wgpu::Buffer,
+    width: u32,
+    height: u32,
+) -> Result<RgbaImage, GpuError> {
     let unpadded = width * 4;
-    let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-    let padded = unpadded.div_ceil(align) * align;
-    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("offscreen readback"),
-        size: padded as u64 * height as u64,
-        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-        mapped_at_creation: false,
-    });
+    let padded = padded_row(width);
     encoder.copy_texture_to_buffer(
         wgpu::TexelCopyTextureInfo {
             texture,
@@ -1446,7 +1560,7 @@ pub fn read_texture(
             aspect: wgpu::TextureAspect::All,
         },
         wgpu::TexelCopyBufferInfo {
-            buffer: &buffer,
+            buffer,
             layout: wgpu::TexelCopyBufferLayout {
                 offset: 0,
                 bytes_per_row: Some(padded),
@@ -1460,7 +1574,7 @@ pub fn read_texture(
         },
     );
     ctx.queue.submit([encoder.finish()]);
-    let bytes = ctx.map_and_read(&buffer)?;
+    let bytes = ctx.map_and_read(buffer)?;
     let mut pixels = Vec::with_capacity((unpadded * height) as usize);
     for row in bytes.chunks_exact(padded as usize).take(height as usize) {
         pixels.extend_from_slice(&row[..unpadded as usize]);

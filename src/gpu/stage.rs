@@ -252,8 +252,21 @@ impl Stage {
         method: SkinMethod,
         progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
     ) -> Result<Self, GpuError> {
+        Self::with_samples(ctx, rig, method, Renderer::DEFAULT_SAMPLES, progress)
+    }
+
+    /// As [`Stage::new`] with `samples` per pixel (1: no antialiasing, about half the frame
+    /// time on a software rasteriser such as lavapipe; 4: MSAA, the default).
+    pub fn with_samples(
+        ctx: &GpuContext,
+        rig: &Rig,
+        method: SkinMethod,
+        samples: u32,
+        progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
+    ) -> Result<Self, GpuError> {
         let pipeline = SkinPipeline::new(ctx);
-        let mut renderer = Renderer::new(ctx, wgpu::TextureFormat::Rgba8UnormSrgb);
+        let mut renderer =
+            Renderer::with_samples(ctx, wgpu::TextureFormat::Rgba8UnormSrgb, samples);
         let mut character = GpuCharacter::new(ctx, &pipeline, &mut renderer, rig)?;
         if method == SkinMethod::Cor {
             let mut skinner = Skinner::new(rig);

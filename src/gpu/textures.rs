@@ -58,15 +58,18 @@ pub fn checker(size: u32, cells: u32, a: [u8; 3], b: [u8; 3]) -> RgbaImage {
     })
 }
 
-/// A toon ramp of `bands` flat steps, indexed by the lit fraction n·l in [0, 1]: the darkest
-/// band is 0.25 (never black: the ambient term alone is too dark for a cel look), the
-/// brightest 1. Linear values stored in an Rgba8Unorm texture.
+/// A toon ramp of `bands` flat steps, indexed by the lit fraction n·l in [0, 1]. The steps are
+/// even in perceived brightness (even in sRGB-encoded value from 0.35 to 1, stored linear: the
+/// γ = 2.2 power), so every band reads as its own tone; linear steps would crowd the upper
+/// bands together once encoded for display. The darkest band is never black (the ambient term
+/// alone is too dark for a cel look). Linear values stored in an Rgba8Unorm texture.
 pub fn toon_ramp(width: u32, bands: u32) -> RgbaImage {
     let bands = bands.max(2);
     RgbaImage::from_fn(width, 1, |x, _| {
         let t = (x as f32 + 0.5) / width as f32;
         let band = ((t * bands as f32).floor()).min(bands as f32 - 1.0);
-        let v = 0.25 + 0.75 * band / (bands - 1) as f32;
+        let encoded = 0.35 + 0.65 * band / (bands - 1) as f32;
+        let v = encoded.powf(2.2);
         let b = (v * 255.0).round() as u8;
         Rgba([b, b, b, 255])
     })
@@ -154,7 +157,7 @@ pub fn write_assets(dir: &Path) -> Result<(), image::ImageError> {
     std::fs::create_dir_all(dir).map_err(image::ImageError::IoError)?;
     weave_height(128, 16).save(dir.join("weave_height.png"))?;
     bumps_height(128, 4).save(dir.join("bumps_height.png"))?;
-    toon_ramp(64, 4).save(dir.join("toon_ramp.png"))?;
+    toon_ramp(64, 3).save(dir.join("toon_ramp.png"))?;
     checker(64, 8, [200, 200, 196], [120, 124, 128]).save(dir.join("checker.png"))?;
     let faces = environment_cube(64);
     let names = ["px", "nx", "py", "ny", "pz", "nz"];
@@ -356,6 +359,15 @@ mod tests {
         values.dedup();
         assert_eq!(values.len(), 4);
         assert!(values.windows(2).all(|w| w[0] < w[1]));
+        // Even steps once encoded for display (within 8-bit rounding).
+        let shown: Vec<f32> = values
+            .iter()
+            .map(|&v| linear_to_srgb(v as f32 / 255.0))
+            .collect();
+        let steps: Vec<f32> = shown.windows(2).map(|w| w[1] - w[0]).collect();
+        for s in &steps {
+            assert!((s - steps[0]).abs() < 0.02, "uneven bands {shown:?}");
+        }
     }
 
     #[test]
