@@ -26,6 +26,14 @@ fn garment_color(kind: crate::garments::GarmentKind) -> Vec4 {
     Vec4::new(c[0], c[1], c[2], 1.0)
 }
 
+fn samples(viewer: &Viewer) -> u32 {
+    if viewer.settings.msaa {
+        Renderer::DEFAULT_SAMPLES
+    } else {
+        1
+    }
+}
+
 fn shading(name: &str, wireframe: bool) -> Shading {
     if wireframe {
         return Shading::Wireframe;
@@ -39,6 +47,8 @@ pub struct SceneRenderer {
     renderer: Renderer,
     character: GpuCharacter,
     character_generation: u64,
+    /// Samples per pixel the renderer was built with.
+    samples: u32,
     /// Whether the CoR centres of the current character are on the GPU.
     cor_uploaded: bool,
     garments: Vec<GpuMesh>,
@@ -58,13 +68,15 @@ impl SceneRenderer {
         viewer: &Viewer,
     ) -> Result<Self, GpuError> {
         let skin_pipeline = SkinPipeline::new(ctx);
-        let mut renderer = Renderer::new(ctx, format);
+        let samples = samples(viewer);
+        let mut renderer = Renderer::with_samples(ctx, format, samples);
         let character = GpuCharacter::new(ctx, &skin_pipeline, &mut renderer, viewer.rig())?;
         Ok(Self {
             skin_pipeline,
             renderer,
             character,
             character_generation: viewer.character_generation,
+            samples,
             cor_uploaded: false,
             garments: Vec::new(),
             frame: GarmentFrame::default(),
@@ -98,6 +110,16 @@ impl SceneRenderer {
         viewer: &Viewer,
     ) -> Result<(), GpuError> {
         let size = target.texture().size();
+        if self.samples != samples(viewer) {
+            // Pipelines are built for one sample count; the character's texture sets live in
+            // the renderer, so it is uploaded again with it.
+            self.samples = samples(viewer);
+            self.renderer = Renderer::with_samples(ctx, self.renderer.color_format(), self.samples);
+            self.character =
+                GpuCharacter::new(ctx, &self.skin_pipeline, &mut self.renderer, viewer.rig())?;
+            self.cor_uploaded = false;
+            self.depth = None;
+        }
         if self.character_generation != viewer.character_generation {
             self.character =
                 GpuCharacter::new(ctx, &self.skin_pipeline, &mut self.renderer, viewer.rig())?;

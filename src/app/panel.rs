@@ -217,7 +217,7 @@ fn animation(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
             }
         });
     ui.horizontal(|ui| {
-        let label = if s.playing { "⏸ Pause" } else { "▶ Play" };
+        let label = if s.playing { "Pause" } else { "Play" };
         if ui.button(label).clicked() {
             out.push(Action::TogglePlay);
         }
@@ -465,6 +465,7 @@ fn shading(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
         move |v| Action::SetLight(az, v),
     );
     check(ui, s.shadows, "shadows", out, Action::SetShadows);
+    check(ui, s.msaa, "antialiasing (4× MSAA)", out, Action::SetMsaa);
     check(ui, s.show_proxies, "proxies (P)", out, Action::ShowProxies);
     check(ui, s.show_bvh, "BVH (B)", out, Action::ShowBvh);
     check(

@@ -77,6 +77,8 @@ pub enum Action {
     /// Key light azimuth and elevation, degrees.
     SetLight(f32, f32),
     SetShadows(bool),
+    /// 4× MSAA on or off.
+    SetMsaa(bool),
     ShowProxies(bool),
     ShowBvh(bool),
     ShowSkeleton(bool),
@@ -120,7 +122,7 @@ impl Action {
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
     /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, substeps, integrator,
     /// self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
-    /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows,
+    /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {
         let (key, value) = match text.split_once('=') {
@@ -171,6 +173,7 @@ impl Action {
                 Action::SetLight(number(az)?, number(el)?)
             }
             "shadows" => Action::SetShadows(on_off(need()?)?),
+            "msaa" => Action::SetMsaa(on_off(need()?)?),
             "proxies" => Action::ShowProxies(on_off(need()?)?),
             "bvh" => Action::ShowBvh(on_off(need()?)?),
             "skeleton" => Action::ShowSkeleton(on_off(need()?)?),
@@ -465,6 +468,7 @@ impl Viewer {
                 }
             }
             Action::SetShadows(on) => s.shadows = on,
+            Action::SetMsaa(on) => s.msaa = on,
             Action::ShowProxies(on) => s.show_proxies = on,
             Action::ShowBvh(on) => s.show_bvh = on,
             Action::ShowSkeleton(on) => s.show_skeleton = on,

@@ -587,6 +587,8 @@ impl App {
             };
             let sim = if !self.viewer.settings.playing {
                 "paused".to_string()
+            } else if self.opts.fixed_step {
+                "fixed 1/60 s per frame".to_string()
             } else if st.lagging || rate < 0.97 {
                 format!("sim slower than real time ({rate:.2}×)")
             } else {
