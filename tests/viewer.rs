@@ -269,3 +269,29 @@ fn switching_lbs_to_dqs_changes_the_pixels_at_the_twisted_joint() {
         "mean difference {near:.2} at the twisted joint ({x:.0}, {y:.0}), {far:.2} far away"
     );
 }
+
+#[test]
+fn without_a_display_it_says_so_and_points_to_drape_render() {
+    let out = Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(["view", "--no-settings"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("DRAPE_NO_SETTINGS", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no display") && err.contains("drape render") && !err.contains("panicked"),
+        "{err}"
+    );
+    // Plain `drape` is the viewer too.
+    let out = Command::new(env!("CARGO_BIN_EXE_drape"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("DRAPE_NO_SETTINGS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("drape render"));
+}
