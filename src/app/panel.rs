@@ -38,6 +38,12 @@ pub const SHORTCUTS: [(&str, &str); 13] = [
     ("drop a .glb/.gltf", "open it"),
 ];
 
+/// Whether the user changed a widget (egui also reports `changed` when a slider clamps or rounds
+/// a value it was handed, e.g. the timeline following the clip; that must not emit an Action).
+fn edited(r: &egui::Response) -> bool {
+    r.changed() && (r.dragged() || r.is_pointer_button_down_on() || r.has_focus() || r.clicked())
+}
+
 fn slider(
     ui: &mut egui::Ui,
     value: f32,
@@ -47,10 +53,7 @@ fn slider(
     make: impl FnOnce(f32) -> Action,
 ) {
     let mut v = value;
-    if ui
-        .add(egui::Slider::new(&mut v, range).text(text))
-        .changed()
-    {
+    if edited(&ui.add(egui::Slider::new(&mut v, range).text(text))) {
         out.push(make(v));
     }
 }
@@ -230,7 +233,7 @@ fn animation(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
                 .text("time (s)")
                 .fixed_decimals(2),
         );
-        if r.changed() {
+        if edited(&r) {
             let start = viewer.scene.clip.map(|c| rig.clips[c].start).unwrap_or(0.0);
             out.push(Action::Pause);
             out.push(Action::Seek(start + v));
@@ -298,7 +301,7 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
         ) {
             sl = sl.logarithmic(true);
         }
-        if ui.add(sl).changed() {
+        if edited(&ui.add(sl)) {
             out.push(Action::SetFabric(kind, p, v));
         }
     }
@@ -307,10 +310,7 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
     }
     ui.separator();
     let mut n = s.substeps;
-    if ui
-        .add(egui::Slider::new(&mut n, 1..=64).text("substeps / frame"))
-        .changed()
-    {
+    if edited(&ui.add(egui::Slider::new(&mut n, 1..=64).text("substeps / frame"))) {
         out.push(Action::SetSubsteps(n));
     }
     ui.horizontal(|ui| {
