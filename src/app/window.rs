@@ -131,14 +131,13 @@ pub fn run(opts: Options) -> Result<RunReport, ViewError> {
     }
     let event_loop = EventLoop::new().map_err(|e| ViewError::NoDisplay(e.to_string()))?;
     event_loop.set_control_flow(ControlFlow::Poll);
-    let mut panel_state = PanelState {
+    let panel_state = PanelState {
         settings_path: match &opts.settings.path {
             Some(p) => format!("settings: {}", p.display()),
             None => "settings: not saved (--no-settings)".into(),
         },
         ..Default::default()
     };
-    panel_state.path.clear();
     let mut app = App {
         opts,
         viewer,
@@ -189,7 +188,6 @@ struct Stats {
     sim_s: f64,
     wanted_s: f64,
     lagging: bool,
-    last_stage: [f64; 5],
 }
 
 struct App {
@@ -606,7 +604,6 @@ impl App {
                 self.viewer.settings.method.name().to_uppercase(),
                 sim,
             );
-            st.last_stage = st.stage;
             *st = Stats {
                 since: Some(now),
                 ..Default::default()
@@ -760,13 +757,12 @@ impl ApplicationHandler for App {
                 self.save_settings();
                 event_loop.exit();
             }
-            WindowEvent::Resized(size) => {
-                if size.width > 0 && size.height > 0 {
-                    gfx.config.width = size.width;
-                    gfx.config.height = size.height;
-                    gfx.surface.configure(&gfx.ctx.device, &gfx.config);
-                    gfx.window.request_redraw();
-                }
+            // A minimised window has size 0: keep the last configuration until it returns.
+            WindowEvent::Resized(size) if size.width > 0 && size.height > 0 => {
+                gfx.config.width = size.width;
+                gfx.config.height = size.height;
+                gfx.surface.configure(&gfx.ctx.device, &gfx.config);
+                gfx.window.request_redraw();
             }
             WindowEvent::DroppedFile(path) => {
                 self.pending.push(Action::LoadCharacter(path));
