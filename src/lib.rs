@@ -12,6 +12,7 @@
 //! `cargo test --no-default-features` builds and tests it.
 
 pub mod anim;
+pub mod app;
 pub mod asset;
 pub mod body;
 pub mod cli;

@@ -9,12 +9,15 @@ use clap::{Parser, Subcommand};
     about = "Skinned characters wearing simulated garments"
 )]
 struct Cli {
+    /// Without a subcommand: `view` (the viewer on the built-in ninja).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// The interactive viewer (the default): a window with the dressed character and a panel.
+    View(drape::cli::view::Args),
     /// Describe a character file: meshes, skins, nodes, clips, textures, loader warnings.
     Info(drape::cli::info::Args),
     /// Skin one frame of a clip (LBS, DQS or CoR) and write it as an OBJ.
@@ -39,7 +42,11 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
-    let result: Result<(), drape::cli::CliError> = match cli.command {
+    let command = cli
+        .command
+        .unwrap_or_else(|| Command::View(drape::cli::view::Args::default_view()));
+    let result: Result<(), drape::cli::CliError> = match command {
+        Command::View(a) => drape::cli::view::run(a),
         Command::Info(args) => drape::cli::info::run(args),
         Command::Pose(a) => drape::cli::pose::run(a),
         Command::Rig(a) => drape::cli::rig::run(a),

@@ -132,6 +132,25 @@ impl ProxyBvh {
         self.depth
     }
 
+    /// Every node's box (inner nodes and leaves) with its depth below the root (0 = root), for
+    /// drawing the tree (the viewer's BVH view). Root first.
+    pub fn node_boxes(&self) -> Vec<(Vec3, Vec3, u32)> {
+        let mut out = Vec::with_capacity(self.child.len());
+        let mut stack = vec![(0usize, 0u32)];
+        while let Some((i, d)) = stack.pop() {
+            if i >= self.child.len() {
+                continue;
+            }
+            out.push((Vec3::from(self.lo[i]), Vec3::from(self.hi[i]), d));
+            let [l, r] = self.child[i];
+            if l & LEAF == 0 {
+                stack.push((r as usize, d + 1));
+                stack.push((l as usize, d + 1));
+            }
+        }
+        out
+    }
+
     /// Rebuilds the tree for a new pose (allocates; for when [`ProxyBvh::refit`] reports a tree
     /// that has degraded).
     pub fn rebuild(&mut self, capsules: &[[u32; 2]], frame: &ProxyFrame) {

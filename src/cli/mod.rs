@@ -23,6 +23,7 @@ pub mod proxies;
 pub mod render;
 pub mod rig;
 pub mod scene;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,480 @@
+//! The egui panel: reads the [`Viewer`] and emits [`Action`]s — it changes nothing itself.
+
+use super::settings::{FabricParam, FabricPreset, SHADER_NAMES};
+use super::viewer::{Action, Level, Viewer};
+use crate::anim::player::RootMotion;
+use crate::cloth::wet::{AdhesionMode, Fabric};
+use crate::cloth::Integrator;
+use crate::garments::GarmentKind;
+use crate::skin::SkinMethod;
+
+/// The panel's own UI state (not settings).
+#[derive(Default)]
+pub struct PanelState {
+    /// The "open file" path field.
+    pub path: String,
+    /// Which garment's fabric the sliders edit (index into `GarmentKind::ALL`).
+    pub fabric_garment: usize,
+    /// The stats line (written by the window each frame).
+    pub stats: String,
+    /// Where settings are saved, for the panel's footer.
+    pub settings_path: String,
+}
+
+/// The keyboard shortcuts, as the help panel lists them.
+pub const SHORTCUTS: [(&str, &str); 13] = [
+    ("1 / 2 / 3", "skinning LBS / DQS / CoR"),
+    ("Space", "play / pause"),
+    ("← / →", "step the clip back / forward 1/30 s (paused)"),
+    ("R", "reset the simulation"),
+    ("F", "frame the character"),
+    ("G", "follow the character on / off"),
+    ("P / B / K", "show proxies / BVH / skeleton"),
+    ("W", "wireframe"),
+    ("H or F1", "this help"),
+    ("left drag", "orbit"),
+    ("right or middle drag", "pan"),
+    ("wheel", "zoom"),
+    ("drop a .glb/.gltf", "open it"),
+];
+
+/// Whether the user changed a widget (egui also reports `changed` when a slider clamps or rounds
+/// a value it was handed, e.g. the timeline following the clip; that must not emit an Action).
+fn edited(r: &egui::Response) -> bool {
+    r.changed() && (r.dragged() || r.is_pointer_button_down_on() || r.has_focus() || r.clicked())
+}
+
+fn slider(
+    ui: &mut egui::Ui,
+    value: f32,
+    range: std::ops::RangeInclusive<f32>,
+    text: &str,
+    out: &mut Vec<Action>,
+    make: impl FnOnce(f32) -> Action,
+) {
+    let mut v = value;
+    if edited(&ui.add(egui::Slider::new(&mut v, range).text(text))) {
+        out.push(make(v));
+    }
+}
+
+fn check(
+    ui: &mut egui::Ui,
+    value: bool,
+    text: &str,
+    out: &mut Vec<Action>,
+    make: impl FnOnce(bool) -> Action,
+) {
+    let mut v = value;
+    if ui.checkbox(&mut v, text).changed() {
+        out.push(make(v));
+    }
+}
+
+/// Draws the side panel, the stats line and the help window; returns the panel's width in
+/// pixels... in points (the window converts).
+pub fn show(
+    ui: &mut egui::Ui,
+    viewer: &Viewer,
+    state: &mut PanelState,
+    out: &mut Vec<Action>,
+) -> f32 {
+    let ctx = ui.ctx().clone();
+    let s = &viewer.settings;
+    egui::Panel::bottom("stats").show(ui, |ui| {
+        ui.monospace(&state.stats);
+    });
+    let panel = egui::Panel::left("controls")
+        .default_size(310.0)
+        .resizable(true)
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                ui.heading("drape");
+                for (level, msg) in &viewer.messages {
+                    let color = match level {
+                        Level::Info => ui.visuals().weak_text_color(),
+                        Level::Warning => egui::Color32::from_rgb(230, 180, 60),
+                        Level::Error => egui::Color32::from_rgb(240, 90, 80),
+                    };
+                    ui.colored_label(color, msg);
+                }
+                egui::CollapsingHeader::new("Character")
+                    .default_open(true)
+                    .show(ui, |ui| character(ui, viewer, state, out));
+                egui::CollapsingHeader::new("Animation")
+                    .default_open(true)
+                    .show(ui, |ui| animation(ui, viewer, out));
+                egui::CollapsingHeader::new("Garments")
+                    .default_open(true)
+                    .show(ui, |ui| garments(ui, viewer, state, out));
+                egui::CollapsingHeader::new("Wet cloth")
+                    .default_open(false)
+                    .show(ui, |ui| wet(ui, viewer, out));
+                egui::CollapsingHeader::new("Shading & views")
+                    .default_open(false)
+                    .show(ui, |ui| shading(ui, viewer, out));
+                egui::CollapsingHeader::new("Camera")
+                    .default_open(false)
+                    .show(ui, |ui| {
+                        check(
+                            ui,
+                            s.follow,
+                            "follow the character (G)",
+                            out,
+                            Action::SetFollow,
+                        );
+                        ui.horizontal(|ui| {
+                            if ui.button("Frame (F)").clicked() {
+                                out.push(Action::FrameCamera);
+                            }
+                            if ui.button("Reset view").clicked() {
+                                out.push(Action::ResetCamera);
+                            }
+                        });
+                    });
+                ui.separator();
+                ui.horizontal(|ui| {
+                    if ui.button("Help (H)").clicked() {
+                        out.push(Action::ToggleHelp);
+                    }
+                    if ui.button("Reset to defaults").clicked() {
+                        out.push(Action::ResetDefaults);
+                    }
+                });
+                ui.small(&state.settings_path);
+            });
+        });
+    if s.show_help {
+        let mut open = true;
+        egui::Window::new("Help")
+            .open(&mut open)
+            .collapsible(false)
+            .resizable(false)
+            .show(&ctx, |ui| {
+                egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                    for (k, what) in SHORTCUTS {
+                        ui.monospace(k);
+                        ui.label(what);
+                        ui.end_row();
+                    }
+                });
+            });
+        if !open {
+            out.push(Action::ToggleHelp);
+        }
+    }
+    panel.response.rect.width()
+}
+
+fn character(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mut Vec<Action>) {
+    ui.label(format!("showing: {}", viewer.character));
+    ui.horizontal(|ui| {
+        let field = ui.add(
+            egui::TextEdit::singleline(&mut state.path)
+                .hint_text("path to .glb / .gltf")
+                .desired_width(180.0),
+        );
+        let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if (ui.button("Open").clicked() || enter) && !state.path.trim().is_empty() {
+            out.push(Action::LoadCharacter(state.path.trim().into()));
+        }
+    });
+    ui.horizontal(|ui| {
+        if ui.button("Built-in ninja").clicked() {
+            out.push(Action::LoadNinja);
+        }
+        ui.weak("or drop a file on the window");
+    });
+    ui.label("Skinning");
+    ui.horizontal(|ui| {
+        for (m, label) in [
+            (SkinMethod::Lbs, "LBS (1)"),
+            (SkinMethod::Dqs, "DQS (2)"),
+            (SkinMethod::Cor, "CoR (3)"),
+        ] {
+            if ui
+                .selectable_label(viewer.settings.method == m, label)
+                .clicked()
+            {
+                out.push(Action::SetMethod(m));
+            }
+        }
+    });
+}
+
+fn animation(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
+    let s = &viewer.settings;
+    let rig = viewer.rig();
+    let current = viewer
+        .scene
+        .clip
+        .map(|c| rig.clips[c].name.clone())
+        .unwrap_or_else(|| "(no clips)".into());
+    egui::ComboBox::from_label("clip")
+        .selected_text(&current)
+        .show_ui(ui, |ui| {
+            for c in &rig.clips {
+                if ui.selectable_label(c.name == current, &c.name).clicked() {
+                    out.push(Action::SelectClip(c.name.clone()));
+                }
+            }
+        });
+    ui.horizontal(|ui| {
+        let label = if s.playing { "Pause" } else { "Play" };
+        if ui.button(label).clicked() {
+            out.push(Action::TogglePlay);
+        }
+        check(ui, s.looping, "loop", out, Action::SetLoop);
+    });
+    if let Some((t, duration)) = viewer.clip_time() {
+        let mut v = t;
+        let r = ui.add(
+            egui::Slider::new(&mut v, 0.0..=duration.max(1e-3))
+                .text("time (s)")
+                .fixed_decimals(2),
+        );
+        if edited(&r) {
+            let start = viewer.scene.clip.map(|c| rig.clips[c].start).unwrap_or(0.0);
+            out.push(Action::Pause);
+            out.push(Action::Seek(start + v));
+        }
+    }
+    slider(ui, s.speed, 0.05..=2.0, "speed ×", out, Action::SetSpeed);
+    slider(
+        ui,
+        s.crossfade,
+        0.0..=2.0,
+        "crossfade (s)",
+        out,
+        Action::SetCrossfade,
+    );
+    ui.horizontal(|ui| {
+        ui.label("root motion");
+        for (r, label) in [
+            (RootMotion::InPlace, "in place"),
+            (RootMotion::Travel, "travel"),
+        ] {
+            if ui.selectable_label(s.root_motion == r, label).clicked() {
+                out.push(Action::SetRootMotion(r));
+            }
+        }
+    });
+}
+
+fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mut Vec<Action>) {
+    let s = &viewer.settings;
+    ui.horizontal_wrapped(|ui| {
+        for (i, kind) in GarmentKind::ALL.into_iter().enumerate() {
+            check(ui, s.garments[i], kind.name(), out, move |on| {
+                Action::SetGarment(kind, on)
+            });
+        }
+    });
+    egui::ComboBox::from_label("fabric preset")
+        .selected_text(s.fabric_preset.name())
+        .show_ui(ui, |ui| {
+            for p in FabricPreset::ALL {
+                if ui
+                    .selectable_label(s.fabric_preset == p, p.name())
+                    .clicked()
+                {
+                    out.push(Action::SetFabricPreset(p));
+                }
+            }
+        });
+    let kind = GarmentKind::ALL[state.fabric_garment.min(3)];
+    egui::ComboBox::from_label("edit fabric of")
+        .selected_text(kind.name())
+        .show_ui(ui, |ui| {
+            for (i, k) in GarmentKind::ALL.into_iter().enumerate() {
+                ui.selectable_value(&mut state.fabric_garment, i, k.name());
+            }
+        });
+    let fabric = &s.fabrics[state.fabric_garment.min(3)];
+    for p in FabricParam::ALL {
+        let (lo, hi) = p.range();
+        let mut v = p.get(fabric);
+        let mut sl = egui::Slider::new(&mut v, lo..=hi).text(p.label());
+        if matches!(
+            p,
+            FabricParam::KStructural | FabricParam::KShear | FabricParam::KBend
+        ) {
+            sl = sl.logarithmic(true);
+        }
+        if edited(&ui.add(sl)) {
+            out.push(Action::SetFabric(kind, p, v));
+        }
+    }
+    if viewer.rebuild_pending() {
+        ui.weak("rebuilding when the slider is let go…");
+    }
+    ui.separator();
+    let mut n = s.substeps;
+    if edited(&ui.add(egui::Slider::new(&mut n, 1..=64).text("substeps / frame"))) {
+        out.push(Action::SetSubsteps(n));
+    }
+    ui.horizontal(|ui| {
+        ui.label("integrator");
+        for (i, label) in [
+            (Integrator::Verlet, "Verlet"),
+            (Integrator::SymplecticEuler, "symplectic Euler"),
+        ] {
+            if ui.selectable_label(s.integrator == i, label).clicked() {
+                out.push(Action::SetIntegrator(i));
+            }
+        }
+    });
+    check(
+        ui,
+        s.self_collision,
+        "self-collision",
+        out,
+        Action::SetSelfCollision,
+    );
+    slider(
+        ui,
+        s.wind_speed,
+        0.0..=30.0,
+        "wind (m/s)",
+        out,
+        Action::SetWindSpeed,
+    );
+    slider(
+        ui,
+        s.wind_azimuth,
+        -180.0..=180.0,
+        "wind towards (°)",
+        out,
+        Action::SetWindAzimuth,
+    );
+    slider(
+        ui,
+        s.wind_gusts,
+        0.0..=2.0,
+        "gusts",
+        out,
+        Action::SetWindGusts,
+    );
+    if ui.button("Reset simulation (R)").clicked() {
+        out.push(Action::ResetSim);
+    }
+}
+
+fn wet(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
+    let s = &viewer.settings;
+    check(ui, s.wet, "wet", out, Action::SetWet);
+    egui::ComboBox::from_label("fabric (uptake)")
+        .selected_text(&s.wet_fabric)
+        .show_ui(ui, |ui| {
+            for f in Fabric::ALL {
+                if ui
+                    .selectable_label(s.wet_fabric == f.name, f.name)
+                    .clicked()
+                {
+                    out.push(Action::SetWetFabric(f.name.into()));
+                }
+            }
+        });
+    slider(
+        ui,
+        s.wetness,
+        0.0..=1.0,
+        "wetness (of saturation)",
+        out,
+        Action::SetWetness,
+    );
+    slider(
+        ui,
+        s.adhesion_scale,
+        0.0..=10.0,
+        "adhesion scale",
+        out,
+        Action::SetAdhesionScale,
+    );
+    ui.horizontal(|ui| {
+        ui.label("adhesion");
+        for (a, label) in [
+            (AdhesionMode::Off, "off"),
+            (AdhesionMode::PerVertex, "per vertex"),
+            (AdhesionMode::AreaBased, "area"),
+        ] {
+            if ui.selectable_label(s.adhesion == a, label).clicked() {
+                out.push(Action::SetAdhesion(a));
+            }
+        }
+    });
+    check(
+        ui,
+        s.self_adhesion,
+        "self-adhesion",
+        out,
+        Action::SetSelfAdhesion,
+    );
+}
+
+fn shader_combo(
+    ui: &mut egui::Ui,
+    label: &str,
+    current: &str,
+    out: &mut Vec<Action>,
+    make: fn(String) -> Action,
+) {
+    egui::ComboBox::from_label(label)
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            for name in SHADER_NAMES {
+                if ui.selectable_label(current == name, name).clicked() {
+                    out.push(make(name.to_string()));
+                }
+            }
+        });
+}
+
+fn shading(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
+    let s = &viewer.settings;
+    shader_combo(
+        ui,
+        "body shader",
+        &s.body_shader,
+        out,
+        Action::SetBodyShader,
+    );
+    shader_combo(
+        ui,
+        "garment shader",
+        &s.garment_shader,
+        out,
+        Action::SetGarmentShader,
+    );
+    let el = s.light_elevation;
+    slider(
+        ui,
+        s.light_azimuth,
+        -180.0..=180.0,
+        "light azimuth (°)",
+        out,
+        move |v| Action::SetLight(v, el),
+    );
+    let az = s.light_azimuth;
+    slider(
+        ui,
+        s.light_elevation,
+        5.0..=90.0,
+        "light elevation (°)",
+        out,
+        move |v| Action::SetLight(az, v),
+    );
+    check(ui, s.shadows, "shadows", out, Action::SetShadows);
+    check(ui, s.msaa, "antialiasing (4× MSAA)", out, Action::SetMsaa);
+    check(ui, s.show_proxies, "proxies (P)", out, Action::ShowProxies);
+    check(ui, s.show_bvh, "BVH (B)", out, Action::ShowBvh);
+    check(
+        ui,
+        s.show_skeleton,
+        "skeleton (K)",
+        out,
+        Action::ShowSkeleton,
+    );
+    check(ui, s.wireframe, "wireframe (W)", out, Action::SetWireframe);
+    check(ui, s.ground, "ground", out, Action::SetGround);
+}

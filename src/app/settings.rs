@@ -1,0 +1,786 @@
+//! The viewer's remembered settings: plain values the UI edits and the scene reads, stored as a
+//! small TOML file in the user's config folder (`$XDG_CONFIG_HOME/drape/viewer.toml`, else
+//! `~/.config/drape/viewer.toml`).
+//!
+//! Robustness rules: the file is written atomically (a temporary file in the same folder, then
+//! a rename), a missing file means defaults, and a corrupt or half-valid file gives a warning
+//! and defaults for what could not be read — never a crash. `DRAPE_NO_SETTINGS=1` (or
+//! `drape view --no-settings`) keeps the viewer off the user's file, for tests and CI.
+
+use std::path::{Path, PathBuf};
+
+use crate::anim::player::RootMotion;
+use crate::cloth::wet::{AdhesionMode, Fabric};
+use crate::cloth::{GarmentParams, Integrator};
+use crate::garments::GarmentKind;
+use crate::skin::SkinMethod;
+
+/// The shaders a viewer can pick (names of `drape::gpu::Shading`, kept as plain strings here so
+/// the settings stay free of GPU types; the window maps them and falls back to the default for
+/// a name it does not know).
+pub const SHADER_NAMES: [&str; 8] = [
+    "texture",
+    "phong",
+    "toon",
+    "normals",
+    "bump",
+    "displace",
+    "mirror",
+    "wireframe",
+];
+
+/// A dry-fabric preset for every garment at once. `Garment` keeps each garment's own fabric
+/// ([`GarmentKind::fabric`]); the others replace it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FabricPreset {
+    #[default]
+    Garment,
+    Silk,
+    Cotton,
+    Wool,
+    Denim,
+}
+
+impl FabricPreset {
+    pub const ALL: [FabricPreset; 5] = [
+        FabricPreset::Garment,
+        FabricPreset::Silk,
+        FabricPreset::Cotton,
+        FabricPreset::Wool,
+        FabricPreset::Denim,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FabricPreset::Garment => "per garment",
+            FabricPreset::Silk => "silk",
+            FabricPreset::Cotton => "cotton",
+            FabricPreset::Wool => "wool",
+            FabricPreset::Denim => "denim",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        let s = s.trim().to_ascii_lowercase();
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == s || (s == "garment" && *p == FabricPreset::Garment))
+    }
+
+    /// The fabric of `kind` under this preset. Areal densities are typical fabric weights (silk
+    /// habotai ~80 g/m², cotton shirting ~150 g/m², wool suiting ~300 g/m², denim ~400 g/m²);
+    /// stiffnesses (N/m per spring), damping ratios, thicknesses (m) and friction coefficients
+    /// are **chosen** to rank the fabrics from limp to stiff within the ranges
+    /// [`GarmentParams`] documents (the engine softens what the substep cannot carry).
+    pub fn fabric(self, kind: GarmentKind) -> GarmentParams {
+        let p =
+            |k_structural, k_shear, k_bend, area_density, damping_ratio, thickness, friction| {
+                GarmentParams {
+                    k_structural,
+                    k_shear,
+                    k_bend,
+                    area_density,
+                    damping_ratio,
+                    thickness,
+                    friction,
+                }
+            };
+        match self {
+            FabricPreset::Garment => kind.fabric(),
+            FabricPreset::Silk => p(40.0, 25.0, 1.5, 0.08, 0.1, 0.002, 0.3),
+            FabricPreset::Cotton => p(50.0, 35.0, 4.0, 0.15, 0.15, 0.002, 0.5),
+            FabricPreset::Wool => p(70.0, 45.0, 8.0, 0.3, 0.15, 0.003, 0.6),
+            FabricPreset::Denim => p(100.0, 70.0, 15.0, 0.4, 0.2, 0.003, 0.6),
+        }
+    }
+}
+
+/// One fabric parameter of [`GarmentParams`], for [`super::Action::SetFabric`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FabricParam {
+    /// N/m per spring, 0 … 1e7.
+    KStructural,
+    /// N/m per spring, 0 … 1e7.
+    KShear,
+    /// N/m per spring, 0 … 1e7.
+    KBend,
+    /// kg/m², 0.01 … 10.
+    AreaDensity,
+    /// Dimensionless, 0 … 1.
+    Damping,
+    /// m, 1e-4 … 0.05.
+    Thickness,
+    /// Dimensionless, 0 … 2.
+    Friction,
+}
+
+impl FabricParam {
+    pub const ALL: [FabricParam; 7] = [
+        FabricParam::KStructural,
+        FabricParam::KShear,
+        FabricParam::KBend,
+        FabricParam::AreaDensity,
+        FabricParam::Damping,
+        FabricParam::Thickness,
+        FabricParam::Friction,
+    ];
+
+    /// Name for the command line (`fabric.cape.k_bend=3`) and the settings file.
+    pub fn key(self) -> &'static str {
+        match self {
+            FabricParam::KStructural => "k_structural",
+            FabricParam::KShear => "k_shear",
+            FabricParam::KBend => "k_bend",
+            FabricParam::AreaDensity => "area_density",
+            FabricParam::Damping => "damping",
+            FabricParam::Thickness => "thickness",
+            FabricParam::Friction => "friction",
+        }
+    }
+
+    /// Label with the unit, for the panel.
+    pub fn label(self) -> &'static str {
+        match self {
+            FabricParam::KStructural => "k structural (N/m)",
+            FabricParam::KShear => "k shear (N/m)",
+            FabricParam::KBend => "k bend (N/m)",
+            FabricParam::AreaDensity => "density (kg/m²)",
+            FabricParam::Damping => "damping ratio ζ",
+            FabricParam::Thickness => "thickness (m)",
+            FabricParam::Friction => "friction μ",
+        }
+    }
+
+    /// The UI's slider range (within the documented range of the field; the engine's full
+    /// range is wider, e.g. stiffness up to 1e7, which the sliders do not need).
+    pub fn range(self) -> (f32, f32) {
+        match self {
+            FabricParam::KStructural | FabricParam::KShear => (1.0, 500.0),
+            FabricParam::KBend => (0.0, 100.0),
+            FabricParam::AreaDensity => (0.01, 2.0),
+            FabricParam::Damping => (0.0, 1.0),
+            FabricParam::Thickness => (1e-4, 0.02),
+            FabricParam::Friction => (0.0, 2.0),
+        }
+    }
+
+    /// The field's full documented range (what a settings file or `--action` may set).
+    pub fn limits(self) -> (f32, f32) {
+        match self {
+            FabricParam::KStructural | FabricParam::KShear | FabricParam::KBend => (0.0, 1e7),
+            FabricParam::AreaDensity => (0.01, 10.0),
+            FabricParam::Damping => (0.0, 1.0),
+            FabricParam::Thickness => (1e-4, 0.05),
+            FabricParam::Friction => (0.0, 2.0),
+        }
+    }
+
+    pub fn from_key(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.key() == s)
+    }
+
+    pub fn get(self, f: &GarmentParams) -> f32 {
+        match self {
+            FabricParam::KStructural => f.k_structural,
+            FabricParam::KShear => f.k_shear,
+            FabricParam::KBend => f.k_bend,
+            FabricParam::AreaDensity => f.area_density,
+            FabricParam::Damping => f.damping_ratio,
+            FabricParam::Thickness => f.thickness,
+            FabricParam::Friction => f.friction,
+        }
+    }
+
+    /// Sets the field, clamped to [`FabricParam::limits`] (non-finite values are ignored).
+    pub fn set(self, f: &mut GarmentParams, value: f32) {
+        if !value.is_finite() {
+            return;
+        }
+        let (lo, hi) = self.limits();
+        let v = value.clamp(lo, hi);
+        match self {
+            FabricParam::KStructural => f.k_structural = v,
+            FabricParam::KShear => f.k_shear = v,
+            FabricParam::KBend => f.k_bend = v,
+            FabricParam::AreaDensity => f.area_density = v,
+            FabricParam::Damping => f.damping_ratio = v,
+            FabricParam::Thickness => f.thickness = v,
+            FabricParam::Friction => f.friction = v,
+        }
+    }
+}
+
+/// Everything the viewer remembers. Every field documents its unit, range and default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewerSettings {
+    // Character and playback.
+    /// Skinning of the body. Default LBS.
+    pub method: SkinMethod,
+    /// Clip to play (by name); `None` or a name the rig lacks: its first clip. Default
+    /// `roundhouse_kick` (the built-in ninja's showpiece).
+    pub clip: Option<String>,
+    /// Playing or paused. Default playing.
+    pub playing: bool,
+    /// Playback speed of the whole world (body and cloth), × real time. Range 0.05 … 2;
+    /// default 1.
+    pub speed: f32,
+    /// Loop the clip (else hold its last frame). Default true.
+    pub looping: bool,
+    /// Crossfade when switching clips, s. Range 0 … 2; default 0.3.
+    pub crossfade: f32,
+    /// Root motion. Default in place.
+    pub root_motion: RootMotion,
+    // Garments.
+    /// Which library garments are worn, in [`GarmentKind::ALL`] order. Default all four.
+    pub garments: [bool; 4],
+    /// The last preset applied to every garment's fabric. Default per garment.
+    pub fabric_preset: FabricPreset,
+    /// Each garment's fabric, in [`GarmentKind::ALL`] order. Default each kind's own.
+    pub fabrics: [GarmentParams; 4],
+    /// Cloth substeps per frame. Range 1 … 64; default 16.
+    pub substeps: u32,
+    /// Time integrator. Default Verlet.
+    pub integrator: Integrator,
+    /// Self- and garment–garment collisions. Default on.
+    pub self_collision: bool,
+    /// Wind: mean speed, m/s. Range 0 … 30; default 0.
+    pub wind_speed: f32,
+    /// Wind: direction it blows towards, degrees about +Y from +Z (0 = towards the viewer of a
+    /// front view, 90 = towards +X). Range −180 … 180; default 180 (from the front, blowing the
+    /// cape out behind).
+    pub wind_azimuth: f32,
+    /// Wind: gust amplitude, fraction of the mean speed. Range 0 … 2; default 0.5.
+    pub wind_gusts: f32,
+    // Wet cloth.
+    /// Garments wet or dry. Default dry.
+    pub wet: bool,
+    /// Fabric whose uptake law sets the water held ([`Fabric::ALL`] by name). Default cotton.
+    pub wet_fabric: String,
+    /// Wetness level, fraction of the fabric's saturation B. Range 0 … 1; default 1.
+    pub wetness: f32,
+    /// Adhesion scale s (Park & Byun 2019). Range 0 … 10; default 1.
+    pub adhesion_scale: f32,
+    /// Adhesion model. Default per vertex.
+    pub adhesion: AdhesionMode,
+    /// Wet self-adhesion. Default on.
+    pub self_adhesion: bool,
+    // Shading and debug views.
+    /// Body shader (a [`SHADER_NAMES`] entry). Default `texture`.
+    pub body_shader: String,
+    /// Garment shader. Default `phong`.
+    pub garment_shader: String,
+    /// Key light: azimuth, degrees about +Y from +Z. Range −180 … 180; default 53 (the
+    /// renderer's default light (0.4, 1, 0.3)).
+    pub light_azimuth: f32,
+    /// Key light: elevation above the horizon, degrees. Range 5 … 90; default 62.
+    pub light_elevation: f32,
+    /// Shadows on/off. Default on.
+    pub shadows: bool,
+    /// 4× multisample antialiasing. Default on; off roughly halves the drawing time on a
+    /// software rasteriser (lavapipe).
+    pub msaa: bool,
+    /// Show the body proxies (spheres and tapered capsules). Default off.
+    pub show_proxies: bool,
+    /// Show the proxy BVH's boxes. Default off.
+    pub show_bvh: bool,
+    /// Show the skeleton. Default off.
+    pub show_skeleton: bool,
+    /// Draw everything as wireframe. Default off.
+    pub wireframe: bool,
+    /// Draw the ground. Default on.
+    pub ground: bool,
+    // Camera and UI.
+    /// The camera follows the character. Default on.
+    pub follow: bool,
+    /// Help panel shown. Default off.
+    pub show_help: bool,
+}
+
+impl Default for ViewerSettings {
+    fn default() -> Self {
+        Self {
+            method: SkinMethod::Lbs,
+            clip: Some("roundhouse_kick".into()),
+            playing: true,
+            speed: 1.0,
+            looping: true,
+            crossfade: 0.3,
+            root_motion: RootMotion::InPlace,
+            garments: [true; 4],
+            fabric_preset: FabricPreset::Garment,
+            fabrics: GarmentKind::ALL.map(|k| k.fabric()),
+            substeps: 16,
+            integrator: Integrator::Verlet,
+            self_collision: true,
+            wind_speed: 0.0,
+            wind_azimuth: 180.0,
+            wind_gusts: 0.5,
+            wet: false,
+            wet_fabric: Fabric::COTTON.name.into(),
+            wetness: 1.0,
+            adhesion_scale: 1.0,
+            adhesion: AdhesionMode::PerVertex,
+            self_adhesion: true,
+            body_shader: "texture".into(),
+            garment_shader: "phong".into(),
+            light_azimuth: 53.0,
+            light_elevation: 62.0,
+            shadows: true,
+            msaa: true,
+            show_proxies: false,
+            show_bvh: false,
+            show_skeleton: false,
+            wireframe: false,
+            ground: true,
+            follow: true,
+            show_help: false,
+        }
+    }
+}
+
+/// Index of `kind` in [`GarmentKind::ALL`] (and in the settings' per-garment arrays).
+pub fn garment_index(kind: GarmentKind) -> usize {
+    GarmentKind::ALL
+        .iter()
+        .position(|&k| k == kind)
+        .unwrap_or(0)
+}
+
+pub(crate) fn integrator_name(i: Integrator) -> &'static str {
+    match i {
+        Integrator::Verlet => "verlet",
+        Integrator::SymplecticEuler => "euler",
+    }
+}
+
+pub(crate) fn adhesion_name(a: AdhesionMode) -> &'static str {
+    match a {
+        AdhesionMode::Off => "off",
+        AdhesionMode::PerVertex => "vertex",
+        AdhesionMode::AreaBased => "area",
+    }
+}
+
+pub(crate) fn root_motion_name(r: RootMotion) -> &'static str {
+    match r {
+        RootMotion::InPlace => "in_place",
+        RootMotion::Travel => "travel",
+        RootMotion::Authored => "authored",
+    }
+}
+
+pub(crate) fn parse_root_motion(s: &str) -> Result<RootMotion, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "in_place" | "in-place" | "inplace" => Ok(RootMotion::InPlace),
+        "travel" => Ok(RootMotion::Travel),
+        "authored" => Ok(RootMotion::Authored),
+        o => Err(format!(
+            "unknown root motion '{o}' (expected in_place, travel or authored)"
+        )),
+    }
+}
+
+/// The file's shape: every field optional and typed loosely, so one bad value costs only that
+/// value (with a warning), not the whole file.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+struct SettingsFile {
+    method: Option<String>,
+    clip: Option<String>,
+    playing: Option<bool>,
+    speed: Option<f32>,
+    looping: Option<bool>,
+    crossfade: Option<f32>,
+    root_motion: Option<String>,
+    garments: Option<Vec<String>>,
+    fabric_preset: Option<String>,
+    fabric: std::collections::BTreeMap<String, std::collections::BTreeMap<String, f32>>,
+    substeps: Option<u32>,
+    integrator: Option<String>,
+    self_collision: Option<bool>,
+    wind_speed: Option<f32>,
+    wind_azimuth: Option<f32>,
+    wind_gusts: Option<f32>,
+    wet: Option<bool>,
+    wet_fabric: Option<String>,
+    wetness: Option<f32>,
+    adhesion_scale: Option<f32>,
+    adhesion: Option<String>,
+    self_adhesion: Option<bool>,
+    body_shader: Option<String>,
+    garment_shader: Option<String>,
+    light_azimuth: Option<f32>,
+    light_elevation: Option<f32>,
+    shadows: Option<bool>,
+    msaa: Option<bool>,
+    show_proxies: Option<bool>,
+    show_bvh: Option<bool>,
+    show_skeleton: Option<bool>,
+    wireframe: Option<bool>,
+    ground: Option<bool>,
+    follow: Option<bool>,
+    show_help: Option<bool>,
+}
+
+fn ranged(warnings: &mut Vec<String>, name: &str, v: Option<f32>, lo: f32, hi: f32, out: &mut f32) {
+    if let Some(v) = v {
+        if v.is_finite() && (lo..=hi).contains(&v) {
+            *out = v;
+        } else {
+            warnings.push(format!("{name} = {v} is outside {lo} … {hi}; kept {out}"));
+        }
+    }
+}
+
+fn parsed<T>(
+    warnings: &mut Vec<String>,
+    v: Option<&String>,
+    parse: impl Fn(&str) -> Result<T, String>,
+    out: &mut T,
+) {
+    if let Some(s) = v {
+        match parse(s) {
+            Ok(x) => *out = x,
+            Err(e) => warnings.push(e),
+        }
+    }
+}
+
+impl ViewerSettings {
+    /// Parses a settings file's text: values it lacks keep their defaults, bad values are
+    /// reported in the returned warnings and keep their defaults, a file that is not TOML at
+    /// all gives defaults and one warning.
+    pub fn from_toml(text: &str) -> (ViewerSettings, Vec<String>) {
+        let mut s = ViewerSettings::default();
+        let mut w = Vec::new();
+        let f: SettingsFile = match toml::from_str(text) {
+            Ok(f) => f,
+            Err(e) => {
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or("").to_string();
+                w.push(format!("unreadable settings ({first}); using defaults"));
+                return (s, w);
+            }
+        };
+        parsed(&mut w, f.method.as_ref(), |x| x.parse(), &mut s.method);
+        if f.clip.is_some() {
+            s.clip = f.clip.filter(|c| !c.is_empty());
+        }
+        s.playing = f.playing.unwrap_or(s.playing);
+        ranged(&mut w, "speed", f.speed, 0.05, 2.0, &mut s.speed);
+        s.looping = f.looping.unwrap_or(s.looping);
+        ranged(&mut w, "crossfade", f.crossfade, 0.0, 2.0, &mut s.crossfade);
+        parsed(
+            &mut w,
+            f.root_motion.as_ref(),
+            parse_root_motion,
+            &mut s.root_motion,
+        );
+        if let Some(list) = &f.garments {
+            let mut on = [false; 4];
+            for name in list {
+                match name.parse::<GarmentKind>() {
+                    Ok(k) => on[garment_index(k)] = true,
+                    Err(e) => w.push(e.to_string()),
+                }
+            }
+            s.garments = on;
+        }
+        parsed(
+            &mut w,
+            f.fabric_preset.as_ref(),
+            |x| FabricPreset::from_name(x).ok_or_else(|| format!("unknown fabric preset '{x}'")),
+            &mut s.fabric_preset,
+        );
+        for (kind, params) in &f.fabric {
+            let Ok(k) = kind.parse::<GarmentKind>() else {
+                w.push(format!("[fabric.{kind}]: unknown garment"));
+                continue;
+            };
+            let fabric = &mut s.fabrics[garment_index(k)];
+            for (key, &v) in params {
+                match FabricParam::from_key(key) {
+                    Some(p) => {
+                        let (lo, hi) = p.limits();
+                        if v.is_finite() && (lo..=hi).contains(&v) {
+                            p.set(fabric, v);
+                        } else {
+                            w.push(format!("fabric.{kind}.{key} = {v} is outside {lo} … {hi}"));
+                        }
+                    }
+                    None => w.push(format!("fabric.{kind}.{key}: unknown parameter")),
+                }
+            }
+        }
+        if let Some(n) = f.substeps {
+            if (1..=64).contains(&n) {
+                s.substeps = n;
+            } else {
+                w.push(format!("substeps = {n} is outside 1 … 64"));
+            }
+        }
+        parsed(
+            &mut w,
+            f.integrator.as_ref(),
+            |x| x.parse(),
+            &mut s.integrator,
+        );
+        s.self_collision = f.self_collision.unwrap_or(s.self_collision);
+        ranged(
+            &mut w,
+            "wind_speed",
+            f.wind_speed,
+            0.0,
+            30.0,
+            &mut s.wind_speed,
+        );
+        ranged(
+            &mut w,
+            "wind_azimuth",
+            f.wind_azimuth,
+            -180.0,
+            180.0,
+            &mut s.wind_azimuth,
+        );
+        ranged(
+            &mut w,
+            "wind_gusts",
+            f.wind_gusts,
+            0.0,
+            2.0,
+            &mut s.wind_gusts,
+        );
+        s.wet = f.wet.unwrap_or(s.wet);
+        parsed(
+            &mut w,
+            f.wet_fabric.as_ref(),
+            |x| {
+                Fabric::by_name(x)
+                    .map(|f| f.name.to_string())
+                    .ok_or_else(|| format!("unknown wet fabric '{x}'"))
+            },
+            &mut s.wet_fabric,
+        );
+        ranged(&mut w, "wetness", f.wetness, 0.0, 1.0, &mut s.wetness);
+        ranged(
+            &mut w,
+            "adhesion_scale",
+            f.adhesion_scale,
+            0.0,
+            10.0,
+            &mut s.adhesion_scale,
+        );
+        parsed(&mut w, f.adhesion.as_ref(), |x| x.parse(), &mut s.adhesion);
+        s.self_adhesion = f.self_adhesion.unwrap_or(s.self_adhesion);
+        let shader = |x: &str| {
+            SHADER_NAMES
+                .iter()
+                .find(|n| **n == x)
+                .map(|n| n.to_string())
+                .ok_or_else(|| format!("unknown shader '{x}'"))
+        };
+        parsed(&mut w, f.body_shader.as_ref(), shader, &mut s.body_shader);
+        parsed(
+            &mut w,
+            f.garment_shader.as_ref(),
+            shader,
+            &mut s.garment_shader,
+        );
+        ranged(
+            &mut w,
+            "light_azimuth",
+            f.light_azimuth,
+            -180.0,
+            180.0,
+            &mut s.light_azimuth,
+        );
+        ranged(
+            &mut w,
+            "light_elevation",
+            f.light_elevation,
+            5.0,
+            90.0,
+            &mut s.light_elevation,
+        );
+        s.shadows = f.shadows.unwrap_or(s.shadows);
+        s.msaa = f.msaa.unwrap_or(s.msaa);
+        s.show_proxies = f.show_proxies.unwrap_or(s.show_proxies);
+        s.show_bvh = f.show_bvh.unwrap_or(s.show_bvh);
+        s.show_skeleton = f.show_skeleton.unwrap_or(s.show_skeleton);
+        s.wireframe = f.wireframe.unwrap_or(s.wireframe);
+        s.ground = f.ground.unwrap_or(s.ground);
+        s.follow = f.follow.unwrap_or(s.follow);
+        s.show_help = f.show_help.unwrap_or(s.show_help);
+        (s, w)
+    }
+
+    /// The settings as a settings file's text.
+    pub fn to_toml(&self) -> String {
+        let fabric = GarmentKind::ALL
+            .iter()
+            .zip(&self.fabrics)
+            .map(|(k, f)| {
+                (
+                    k.name().to_string(),
+                    FabricParam::ALL
+                        .iter()
+                        .map(|p| (p.key().to_string(), p.get(f)))
+                        .collect(),
+                )
+            })
+            .collect();
+        let f = SettingsFile {
+            method: Some(self.method.name().into()),
+            clip: Some(self.clip.clone().unwrap_or_default()),
+            playing: Some(self.playing),
+            speed: Some(self.speed),
+            looping: Some(self.looping),
+            crossfade: Some(self.crossfade),
+            root_motion: Some(root_motion_name(self.root_motion).into()),
+            garments: Some(
+                GarmentKind::ALL
+                    .iter()
+                    .zip(self.garments)
+                    .filter(|(_, on)| *on)
+                    .map(|(k, _)| k.name().to_string())
+                    .collect(),
+            ),
+            fabric_preset: Some(self.fabric_preset.name().into()),
+            fabric,
+            substeps: Some(self.substeps),
+            integrator: Some(integrator_name(self.integrator).into()),
+            self_collision: Some(self.self_collision),
+            wind_speed: Some(self.wind_speed),
+            wind_azimuth: Some(self.wind_azimuth),
+            wind_gusts: Some(self.wind_gusts),
+            wet: Some(self.wet),
+            wet_fabric: Some(self.wet_fabric.clone()),
+            wetness: Some(self.wetness),
+            adhesion_scale: Some(self.adhesion_scale),
+            adhesion: Some(adhesion_name(self.adhesion).into()),
+            self_adhesion: Some(self.self_adhesion),
+            body_shader: Some(self.body_shader.clone()),
+            garment_shader: Some(self.garment_shader.clone()),
+            light_azimuth: Some(self.light_azimuth),
+            light_elevation: Some(self.light_elevation),
+            shadows: Some(self.shadows),
+            msaa: Some(self.msaa),
+            show_proxies: Some(self.show_proxies),
+            show_bvh: Some(self.show_bvh),
+            show_skeleton: Some(self.show_skeleton),
+            wireframe: Some(self.wireframe),
+            ground: Some(self.ground),
+            follow: Some(self.follow),
+            show_help: Some(self.show_help),
+        };
+        let body = toml::to_string(&f).unwrap_or_default();
+        format!("# drape viewer settings (written by `drape view`; delete to reset)\n{body}")
+    }
+
+    /// The wet fabric preset (cotton when the name is unknown).
+    pub fn wet_fabric(&self) -> Fabric {
+        Fabric::by_name(&self.wet_fabric).unwrap_or(Fabric::COTTON)
+    }
+}
+
+/// Where the settings live, or nowhere (`--no-settings`, `DRAPE_NO_SETTINGS=1`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsStore {
+    pub path: Option<PathBuf>,
+}
+
+impl SettingsStore {
+    /// The user's settings file: `$XDG_CONFIG_HOME/drape/viewer.toml`, else
+    /// `$HOME/.config/drape/viewer.toml`; none when neither variable is set or
+    /// `DRAPE_NO_SETTINGS=1`.
+    pub fn user() -> Self {
+        if std::env::var("DRAPE_NO_SETTINGS").is_ok_and(|v| v == "1") {
+            return Self::none();
+        }
+        let dir = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|h| PathBuf::from(h).join(".config"))
+            });
+        Self {
+            path: dir.map(|d| d.join("drape").join("viewer.toml")),
+        }
+    }
+
+    /// No file: defaults in, nothing out.
+    pub fn none() -> Self {
+        Self { path: None }
+    }
+
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: Some(path.into()),
+        }
+    }
+
+    /// Reads the settings: defaults (no warning) when there is no file, defaults plus warnings
+    /// for what could not be read.
+    pub fn load(&self) -> (ViewerSettings, Vec<String>) {
+        let Some(path) = &self.path else {
+            return (ViewerSettings::default(), Vec::new());
+        };
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let (s, w) = ViewerSettings::from_toml(&text);
+                let w = w
+                    .into_iter()
+                    .map(|m| format!("{}: {m}", path.display()))
+                    .collect();
+                (s, w)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (ViewerSettings::default(), Vec::new())
+            }
+            Err(e) => (
+                ViewerSettings::default(),
+                vec![format!(
+                    "cannot read {}: {e}; using defaults",
+                    path.display()
+                )],
+            ),
+        }
+    }
+
+    /// Writes the settings atomically (temporary file, then rename), creating the folder.
+    /// Does nothing without a path.
+    pub fn save(&self, settings: &ViewerSettings) -> Result<(), String> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        write_atomically(path, settings.to_toml().as_bytes())
+            .map_err(|e| format!("cannot save settings to {}: {e}", path.display()))
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "settings".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,434 @@
+//! The viewer's UI state → scene mapping, without a window: every control is an `Action`
+//! applied by `Viewer::apply`, and these tests check what each one does to the scene.
+
+use drape::anim::player::RootMotion;
+use drape::app::settings::{FabricParam, FabricPreset, SettingsStore, ViewerSettings};
+use drape::app::viewer::{parse_scheduled, Action, Level, Viewer};
+use drape::cloth::wet::{AdhesionMode, Fabric};
+use drape::cloth::Integrator;
+use drape::garments::GarmentKind;
+use drape::skin::SkinMethod;
+
+fn ninja() -> drape::Rig {
+    drape::cli::load_character(None, &Default::default()).expect("built-in ninja")
+}
+
+fn viewer() -> Viewer {
+    Viewer::new(ninja(), "built-in ninja", ViewerSettings::default()).expect("viewer")
+}
+
+fn kinds(v: &Viewer) -> Vec<GarmentKind> {
+    v.scene.garments.iter().map(|g| g.kind).collect()
+}
+
+fn errors(v: &Viewer) -> Vec<String> {
+    v.messages
+        .iter()
+        .filter(|(l, _)| *l == Level::Error)
+        .map(|(_, m)| m.clone())
+        .collect()
+}
+
+#[test]
+fn defaults_dress_the_ninja_in_all_garments_playing_the_roundhouse_kick() {
+    let v = viewer();
+    assert_eq!(kinds(&v), GarmentKind::ALL.to_vec());
+    let clip = v.scene.clip.expect("a clip");
+    assert_eq!(v.rig().clips[clip].name, "roundhouse_kick");
+    assert_eq!(v.scene.config.method, SkinMethod::Lbs);
+    assert!(v.scene.config.sim.self_collision);
+    assert_eq!(v.scene.config.sim.substeps, 16);
+    assert!(v.scene.particle_count() > 1000);
+    assert!(errors(&v).is_empty(), "{:?}", v.messages);
+}
+
+#[test]
+fn method_clip_playback_and_time_reach_the_scene() {
+    let mut v = viewer();
+    // Skinning method: the scene skins with it, and the body really changes at a bent pose.
+    v.apply(Action::Seek(0.8));
+    v.apply(Action::SetMethod(SkinMethod::Lbs));
+    v.apply(Action::Seek(0.8));
+    let lbs: Vec<_> = v.scene.body_positions(0).to_vec();
+    v.apply(Action::SetMethod(SkinMethod::Dqs));
+    assert_eq!(v.scene.config.method, SkinMethod::Dqs);
+    assert_eq!(v.settings.method, SkinMethod::Dqs);
+    v.apply(Action::Seek(0.8));
+    let dqs = v.scene.body_positions(0);
+    let moved = lbs
+        .iter()
+        .zip(dqs)
+        .filter(|(a, b)| (**a - **b).length() > 1e-3)
+        .count();
+    assert!(
+        moved > 100,
+        "only {moved} vertices differ between LBS and DQS"
+    );
+
+    // Clips by name; an unknown one is an error in the panel, not a crash.
+    v.apply(Action::SelectClip("kata".into()));
+    assert_eq!(v.rig().clips[v.scene.clip.unwrap()].name, "kata");
+    assert_eq!(v.settings.clip.as_deref(), Some("kata"));
+    v.apply(Action::SelectClip("moonwalk".into()));
+    assert_eq!(v.rig().clips[v.scene.clip.unwrap()].name, "kata");
+    let e = errors(&v);
+    assert!(
+        e.iter()
+            .any(|m| m.contains("moonwalk") && m.contains("kata")),
+        "{e:?}"
+    );
+
+    // Paused: time stands still. Playing: 1/60 s per 1/60 s, scaled by the speed.
+    v.apply(Action::Pause);
+    let t0 = v.scene.time;
+    let r = v.tick(0.1);
+    assert_eq!((r.steps, v.scene.time), (0, t0));
+    v.apply(Action::TogglePlay);
+    v.tick(1.0 / 60.0);
+    assert!((v.scene.time - t0 - 1.0 / 60.0).abs() < 1e-5);
+    v.apply(Action::SetSpeed(0.5));
+    let t1 = v.scene.time;
+    v.tick(1.0 / 30.0);
+    assert!((v.scene.time - t1 - 1.0 / 60.0).abs() < 1e-5);
+    v.apply(Action::SetSpeed(100.0));
+    assert_eq!(v.settings.speed, 2.0);
+
+    // Root motion and looping reach the player.
+    v.apply(Action::SetRootMotion(RootMotion::Travel));
+    assert_eq!(v.scene.player.root_motion(), RootMotion::Travel);
+    v.apply(Action::SetLoop(false));
+    assert_eq!(
+        v.scene.player.loop_mode(),
+        drape::anim::player::LoopMode::Once
+    );
+}
+
+#[test]
+fn a_slow_simulation_drops_time_and_says_so() {
+    let mut v = viewer();
+    v.budget = std::time::Duration::ZERO;
+    let r = v.tick(0.2);
+    assert_eq!(
+        r.steps, 1,
+        "one step per redraw at least, then the budget stops it"
+    );
+    assert!(r.lagging);
+    // Nothing owed is carried over: the next redraw does not try to catch up.
+    let r = v.tick(1.0 / 60.0);
+    assert_eq!(r.steps, 1);
+    assert!(!r.lagging);
+}
+
+#[test]
+fn garment_checkboxes_rebuild_with_exactly_those_garments() {
+    let mut v = viewer();
+    let all = v.scene.particle_count();
+    let generation = v.scene_generation;
+    v.apply(Action::SetGarment(GarmentKind::Cape, false));
+    v.apply(Action::SetGarment(GarmentKind::Headband, false));
+    assert!(v.rebuild_pending());
+    assert_eq!(kinds(&v).len(), 4, "rebuilt only on flush (slider let go)");
+    v.flush();
+    assert_eq!(kinds(&v), vec![GarmentKind::Hakama, GarmentKind::Sash]);
+    assert_eq!(v.scene_generation, generation + 1);
+    assert!(v.scene.particle_count() < all);
+    v.apply(Action::SetGarment(GarmentKind::Cape, true));
+    v.flush();
+    assert_eq!(
+        kinds(&v),
+        vec![GarmentKind::Cape, GarmentKind::Hakama, GarmentKind::Sash]
+    );
+}
+
+#[test]
+fn fabric_edits_reach_the_garment_params_in_their_units() {
+    let mut v = viewer();
+    v.apply(Action::SetFabric(
+        GarmentKind::Cape,
+        FabricParam::KBend,
+        2.5,
+    ));
+    v.apply(Action::SetFabric(
+        GarmentKind::Cape,
+        FabricParam::AreaDensity,
+        0.4,
+    ));
+    v.apply(Action::SetFabric(
+        GarmentKind::Sash,
+        FabricParam::Friction,
+        99.0,
+    ));
+    v.flush();
+    let cape = &v.scene.config.garments[0];
+    assert_eq!(cape.kind, GarmentKind::Cape);
+    assert_eq!(cape.fabric.k_bend, 2.5); // N/m per spring
+    assert_eq!(cape.fabric.area_density, 0.4); // kg/m²
+                                               // The built model carries them: the cape's garment info and its masses (density × area).
+    let info = &v.scene.model.garments[0];
+    assert_eq!(info.params.area_density, 0.4);
+    let mass: f32 = v.scene.model.mass_dry[info.particles.clone()].iter().sum();
+    let area: f32 = v.scene.model.triangle_area[info.triangles.clone()]
+        .iter()
+        .sum();
+    assert!((mass / area - 0.4).abs() < 0.02, "{mass} kg over {area} m²");
+    // Out-of-range values clamp to the documented range (μ ≤ 2).
+    let sash = &v.scene.config.garments[2];
+    assert_eq!((sash.kind, sash.fabric.friction), (GarmentKind::Sash, 2.0));
+
+    v.apply(Action::SetFabricPreset(FabricPreset::Denim));
+    v.flush();
+    for g in &v.scene.config.garments {
+        assert_eq!(g.fabric, FabricPreset::Denim.fabric(g.kind));
+    }
+    v.apply(Action::SetFabricPreset(FabricPreset::Garment));
+    v.flush();
+    for g in &v.scene.config.garments {
+        assert_eq!(g.fabric, g.kind.fabric());
+    }
+}
+
+#[test]
+fn world_parameters_act_live_without_a_rebuild() {
+    let mut v = viewer();
+    let generation = v.scene_generation;
+    v.apply(Action::SetSubsteps(8));
+    v.apply(Action::SetSelfCollision(false));
+    v.apply(Action::SetWindSpeed(10.0));
+    v.apply(Action::SetWindAzimuth(90.0));
+    v.apply(Action::SetWindGusts(0.25));
+    let sim = &v.scene.config.sim;
+    assert_eq!(sim.substeps, 8);
+    assert!(!sim.self_collision);
+    assert!((sim.wind.velocity - drape::math::Vec3::new(10.0, 0.0, 0.0)).length() < 1e-4);
+    assert_eq!(sim.wind.gust_amplitude, 0.25);
+    assert_eq!(v.scene_generation, generation);
+    assert!(!v.rebuild_pending());
+    // The integrator changes how the state is advanced: it restarts the simulation.
+    v.apply(Action::SetIntegrator(Integrator::SymplecticEuler));
+    v.flush();
+    assert_eq!(v.scene.config.sim.integrator, Integrator::SymplecticEuler);
+    assert_eq!(v.scene.config.sim.substeps, 8, "kept across the rebuild");
+    assert_eq!(v.scene_generation, generation + 1);
+}
+
+#[test]
+fn wet_controls_reach_wet_params_and_every_particle() {
+    let mut v = viewer();
+    let dry_mass: f64 = drape::cloth::wet::total_mass(&v.scene.state);
+    v.apply(Action::SetWetFabric("coarse-wool".into()));
+    v.apply(Action::SetWetness(0.5));
+    assert!(v.scene.state.wet.iter().all(|&w| w == 0.0), "still dry");
+    v.apply(Action::SetWet(true));
+    let b = Fabric::COARSE_WOOL.saturation;
+    assert!(v
+        .scene
+        .state
+        .wet
+        .iter()
+        .all(|&w| (w - 0.5 * b).abs() < 1e-6));
+    let wet_mass = drape::cloth::wet::total_mass(&v.scene.state);
+    assert!(((wet_mass / dry_mass) - (1.0 + 0.5 * b as f64)).abs() < 1e-3);
+    v.apply(Action::SetAdhesionScale(2.5));
+    v.apply(Action::SetAdhesion(AdhesionMode::AreaBased));
+    v.apply(Action::SetSelfAdhesion(false));
+    let wet = &v.scene.config.sim.wet;
+    assert_eq!(
+        (wet.scale, wet.adhesion, wet.self_adhesion),
+        (2.5, AdhesionMode::AreaBased, false)
+    );
+    // A rebuild keeps the garments wet and the adhesion settings.
+    v.apply(Action::ResetSim);
+    assert!(v
+        .scene
+        .state
+        .wet
+        .iter()
+        .all(|&w| (w - 0.5 * b).abs() < 1e-6));
+    assert_eq!(v.scene.config.sim.wet.scale, 2.5);
+    v.apply(Action::SetWet(false));
+    assert!(v.scene.state.wet.iter().all(|&w| w == 0.0));
+    v.apply(Action::SetWetFabric("silk".into()));
+    assert!(errors(&v).iter().any(|m| m.contains("silk")));
+}
+
+#[test]
+fn a_bad_character_file_leaves_the_current_one_loaded() {
+    let mut v = viewer();
+    let particles = v.scene.particle_count();
+    let dir = std::env::temp_dir().join(format!("drape_viewer_bad_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("broken.glb");
+    std::fs::write(&bad, b"glTF\x02\x00\x00\x00garbage").unwrap();
+    for path in [bad.clone(), dir.join("missing.glb")] {
+        v.apply(Action::LoadCharacter(path.clone()));
+        assert_eq!(v.character, "built-in ninja");
+        assert_eq!(v.character_generation, 0);
+        assert_eq!(v.scene.particle_count(), particles);
+        let e = errors(&v);
+        assert!(
+            e.last()
+                .is_some_and(|m| m.contains(&*path.to_string_lossy())),
+            "{e:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn shading_debug_camera_and_reset_to_defaults() {
+    let mut v = viewer();
+    v.apply(Action::SetBodyShader("toon".into()));
+    v.apply(Action::SetGarmentShader("pastel".into()));
+    v.apply(Action::ShowProxies(true));
+    v.apply(Action::ShowBvh(true));
+    v.apply(Action::SetLight(30.0, 200.0));
+    assert_eq!(v.settings.body_shader, "toon");
+    assert_eq!(
+        v.settings.garment_shader, "phong",
+        "an unknown shader is refused"
+    );
+    assert!(errors(&v).iter().any(|m| m.contains("pastel")));
+    assert!(v.settings.show_proxies && v.settings.show_bvh);
+    assert_eq!(
+        (v.settings.light_azimuth, v.settings.light_elevation),
+        (30.0, 90.0)
+    );
+    let d = v.camera.distance;
+    v.apply(Action::Zoom(2.0));
+    assert!(v.camera.distance < d);
+    v.apply(Action::SetMethod(SkinMethod::Dqs));
+    v.apply(Action::SetGarment(GarmentKind::Cape, false));
+    v.apply(Action::ResetDefaults);
+    assert_eq!(v.settings, ViewerSettings::default());
+    assert_eq!(v.scene.config.method, SkinMethod::Lbs);
+    assert_eq!(kinds(&v), GarmentKind::ALL.to_vec());
+    assert!(v.frame_requested);
+}
+
+#[test]
+fn command_line_actions_parse_to_the_same_actions() {
+    let cases = [
+        ("method=dqs", Action::SetMethod(SkinMethod::Dqs)),
+        ("clip=kata", Action::SelectClip("kata".into())),
+        ("pause", Action::Pause),
+        ("seek=0.5", Action::Seek(0.5)),
+        (
+            "garment.cape=off",
+            Action::SetGarment(GarmentKind::Cape, false),
+        ),
+        (
+            "fabric.hakama.k_bend=3",
+            Action::SetFabric(GarmentKind::Hakama, FabricParam::KBend, 3.0),
+        ),
+        ("fabric=wool", Action::SetFabricPreset(FabricPreset::Wool)),
+        ("wet=on", Action::SetWet(true)),
+        ("wind=8", Action::SetWindSpeed(8.0)),
+        ("light=10,45", Action::SetLight(10.0, 45.0)),
+        (
+            "integrator=euler",
+            Action::SetIntegrator(Integrator::SymplecticEuler),
+        ),
+        (
+            "root_motion=travel",
+            Action::SetRootMotion(RootMotion::Travel),
+        ),
+        ("proxies=on", Action::ShowProxies(true)),
+    ];
+    for (text, want) in cases {
+        assert_eq!(Action::parse(text), Ok(want), "{text}");
+    }
+    assert_eq!(
+        parse_scheduled("method=cor@60"),
+        Ok((60, Action::SetMethod(SkinMethod::Cor)))
+    );
+    assert_eq!(parse_scheduled("play"), Ok((1, Action::Play)));
+    for bad in [
+        "method=magic",
+        "teleport=1",
+        "seek=soon",
+        "wet=maybe",
+        "garment.cloak=on",
+        "fabric.cape.stretchiness=1",
+        "method",
+        "pause@0",
+        "pause@x",
+        "light=10",
+    ] {
+        assert!(
+            Action::parse(bad).is_err() || parse_scheduled(bad).is_err(),
+            "{bad} accepted"
+        );
+    }
+}
+
+#[test]
+fn settings_round_trip_and_survive_corrupt_files() {
+    let mut s = ViewerSettings {
+        method: SkinMethod::Cor,
+        clip: Some("kata".into()),
+        speed: 0.5,
+        garments: [true, false, true, false],
+        substeps: 24,
+        wet: true,
+        wet_fabric: "high-absorption".into(),
+        adhesion: AdhesionMode::Off,
+        body_shader: "toon".into(),
+        show_bvh: true,
+        root_motion: RootMotion::Travel,
+        ..Default::default()
+    };
+    FabricParam::KBend.set(&mut s.fabrics[1], 7.5);
+    let (back, warnings) = ViewerSettings::from_toml(&s.to_toml());
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(back, s);
+
+    // Not TOML at all: defaults and one warning.
+    let (d, w) = ViewerSettings::from_toml("\u{0}\u{1}[[[ not toml");
+    assert_eq!(d, ViewerSettings::default());
+    assert_eq!(w.len(), 1);
+    // Half-valid: the good values are kept, each bad one is named.
+    let (p, w) = ViewerSettings::from_toml(
+        "method = \"dqs\"\nspeed = 50.0\nsubsteps = 0\nbody_shader = \"pastel\"\n\
+         garments = [\"cape\", \"cloak\"]\n[fabric.cape]\nk_bend = 3.0\nstretch = 1.0\n",
+    );
+    assert_eq!(p.method, SkinMethod::Dqs);
+    assert_eq!(p.speed, 1.0);
+    assert_eq!(p.substeps, 16);
+    assert_eq!(p.body_shader, "texture");
+    assert_eq!(p.garments, [true, false, false, false]);
+    assert_eq!(p.fabrics[0].k_bend, 3.0);
+    for needle in ["speed", "substeps", "pastel", "cloak", "stretch"] {
+        assert!(w.iter().any(|m| m.contains(needle)), "{needle}: {w:?}");
+    }
+}
+
+#[test]
+fn settings_files_are_written_atomically_and_optional() {
+    let dir = std::env::temp_dir().join(format!("drape_viewer_settings_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = SettingsStore::at(dir.join("drape").join("viewer.toml"));
+    // No file yet: defaults, no warning.
+    assert_eq!(store.load(), (ViewerSettings::default(), vec![]));
+    let s = ViewerSettings {
+        method: SkinMethod::Dqs,
+        ..Default::default()
+    };
+    store.save(&s).unwrap();
+    assert_eq!(store.load(), (s.clone(), vec![]));
+    // Only the settings file is left in the folder (no temporary file).
+    let names: Vec<_> = std::fs::read_dir(dir.join("drape"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("viewer.toml")]);
+    // A corrupt file: warning naming it, defaults.
+    std::fs::write(store.path.as_ref().unwrap(), b"method = [").unwrap();
+    let (d, w) = store.load();
+    assert_eq!(d, ViewerSettings::default());
+    assert!(w[0].contains("viewer.toml"), "{w:?}");
+    // The no-settings store reads defaults and writes nothing.
+    let none = SettingsStore::none();
+    assert_eq!(none.load().0, ViewerSettings::default());
+    none.save(&s).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}
