@@ -15,6 +15,7 @@
 
 pub mod bvh;
 pub mod proxies;
+pub mod surface;
 
 pub use self::bvh::ProxyBvh;
 pub use proxies::{

@@ -34,8 +34,9 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::anim::{Skeleton, Skin};
+use crate::body::surface::hidden_vertices;
 use crate::math::{Mat3, Mat4, Vec3};
-use crate::rig::Rig;
+use crate::rig::{Rig, SkinnedMesh};
 use std::fmt;
 
 /// Why proxies could not be fitted.
@@ -317,14 +318,23 @@ impl<'a> BindFit<'a> {
 
         let mut positions = Vec::new();
         let mut dominant = Vec::new();
-        for mesh in rig
+        let meshes: Vec<&SkinnedMesh> = rig
             .meshes
             .iter()
             .filter(|m| m.skin == Some(skin_index as u32))
-        {
+            .collect();
+        // Vertices hidden inside another closed part are no body surface: they would drag the
+        // spheres into the neighbour's volume (src/body/surface.rs).
+        let hidden = hidden_vertices(&meshes);
+        for mesh in &meshes {
             for v in 0..mesh.positions.len() {
+                let d = if hidden[positions.len()] {
+                    u32::MAX
+                } else {
+                    dominant_joint(mesh, v, nj)
+                };
                 positions.push(mesh.positions[v]);
-                dominant.push(dominant_joint(mesh, v, nj));
+                dominant.push(d);
             }
         }
         if positions.is_empty() {
@@ -1071,8 +1081,11 @@ pub struct ProxyQuality {
     pub capsules: usize,
     /// Vertices measured (those with a non-zero weight).
     pub vertices: usize,
-    /// Vertices left out (skipped bones).
+    /// Vertices left out (skipped bones, hidden inside another part, zero weight).
     pub ignored: usize,
+    /// Of those, vertices hidden inside another closed part of the skin ([`quality_at_bind`]
+    /// counts them; [`quality`] does not know and reports 0).
+    pub hidden: usize,
     /// Share of the skin surface inside the proxy union (signed distance ≤ 0.5 mm), 0..1.
     pub coverage: f32,
     /// Share of the skin surface within `tolerance` of a proxy surface (|signed distance|), 0..1.
@@ -1148,6 +1161,7 @@ pub fn quality(
         capsules: capsules.len(),
         vertices: gaps.len(),
         ignored,
+        hidden: 0,
         coverage,
         within,
         tolerance: QUALITY_TOLERANCE,
@@ -1162,11 +1176,18 @@ impl Proxies {
     /// Per-vertex surface weights for [`quality`], for the vertices of every mesh bound to
     /// `rig.skins[skin]` in mesh order (the order the skinning stage writes them): a third of
     /// the area of each triangle around the vertex, in bind units², and 0 for vertices of skipped
-    /// bones. A mesh without triangles weighs its vertices alike.
+    /// bones and for vertices hidden inside another closed part of the skin (no body surface, see
+    /// [`crate::body::surface`]). A mesh without triangles weighs its vertices alike.
     pub fn surface_weights(&self, rig: &Rig, skin: usize) -> Vec<f32> {
         let nj = rig.skins.get(skin).map_or(0, |s| s.joints.len());
+        let meshes: Vec<&SkinnedMesh> = rig
+            .meshes
+            .iter()
+            .filter(|m| m.skin == Some(skin as u32))
+            .collect();
+        let hidden = hidden_vertices(&meshes);
         let mut out = Vec::new();
-        for mesh in rig.meshes.iter().filter(|m| m.skin == Some(skin as u32)) {
+        for mesh in meshes {
             let base = out.len();
             out.resize(base + mesh.positions.len(), 0.0);
             let mut any = false;
@@ -1189,7 +1210,7 @@ impl Proxies {
             }
             for v in 0..mesh.positions.len() {
                 let d = dominant_joint(mesh, v, nj);
-                if d as usize >= nj || self.skipped_joints.contains(&d) {
+                if d as usize >= nj || self.skipped_joints.contains(&d) || hidden[base + v] {
                     out[base + v] = 0.0;
                 }
             }
@@ -1231,7 +1252,14 @@ pub fn quality_at_bind(rig: &Rig, skin: usize, proxies: &Proxies) -> ProxyQualit
         }
     }
     let weights = proxies.surface_weights(rig, skin);
-    quality(&frame, &proxies.capsules, &x, &weights)
+    let mut q = quality(&frame, &proxies.capsules, &x, &weights);
+    let meshes: Vec<&SkinnedMesh> = rig
+        .meshes
+        .iter()
+        .filter(|m| m.skin == Some(skin as u32))
+        .collect();
+    q.hidden = hidden_vertices(&meshes).iter().filter(|&&h| h).count();
+    q
 }
 
 impl fmt::Display for ProxyQuality {
@@ -1243,7 +1271,11 @@ impl fmt::Display for ProxyQuality {
         )?;
         write!(f, "skin: {} vertices measured", self.vertices)?;
         if self.ignored > 0 {
-            write!(f, " ({} left out: skipped bones)", self.ignored)?;
+            write!(
+                f,
+                " ({} left out: {} hidden inside another part, the rest of skipped bones)",
+                self.ignored, self.hidden
+            )?;
         }
         writeln!(f)?;
         writeln!(
