@@ -35,7 +35,7 @@
 
 use crate::anim::{Skeleton, Skin};
 use crate::body::surface::hidden_vertices;
-use crate::math::{Mat3, Mat4, Vec3};
+use crate::math::{Mat3, Mat4, Vec3, Vec3A};
 use crate::rig::{Rig, SkinnedMesh};
 use std::fmt;
 
@@ -1016,38 +1016,83 @@ pub fn tapered_capsule_sdf(p: Vec3, c1: Vec3, r1: f32, c2: Vec3, r2: f32) -> f32
 
 /// [`tapered_capsule_sdf`] and `t` in [0, 1]: where along the capsule the closest surface point
 /// lies (0 on sphere 1's cap, 1 on sphere 2's, in between on the cone).
-///
-/// Derivation, in the half-plane through the axis and `p` (x along â = (c2 − c1)/L from c1,
-/// y ≥ 0 the distance to the axis): the cone's side is tangent to both circles; its outward
-/// normal is n = (sin α, cos α) with sin α = (r1 − r2)/L, touching circle 1 at r1·n and circle 2
-/// at (L, 0) + r2·n. Along the side's direction t̂ = (cos α, −sin α) those tangent points sit at
-/// k = 0 and k = L cos α, so with k = (x, y)·t̂: k ≤ 0 → sphere 1 is nearest, k ≥ L cos α →
-/// sphere 2, otherwise the side line: d = (x, y)·n − r1. If one sphere contains the other
-/// (L ≤ |r1 − r2|) the hull is the larger sphere.
 pub fn tapered_capsule_sdf_t(p: Vec3, c1: Vec3, r1: f32, c2: Vec3, r2: f32) -> (f32, f32) {
+    let c = tapered_capsule_closest(p.into(), c1.into(), r1, c2.into(), r2);
+    (c.distance, c.t)
+}
+
+/// The closest point of a tapered capsule to a query point: see [`tapered_capsule_closest`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CapsuleClosest {
+    /// Signed distance from the surface (negative inside), in the units of the inputs.
+    pub distance: f32,
+    /// Outward unit normal at the closest surface point.
+    pub normal: Vec3A,
+    /// Axis parameter in [0, 1] of the sphere centre the closest point belongs to (0 = c1).
+    pub t: f32,
+}
+
+/// Any unit vector perpendicular to `a` (for a point exactly on an axis).
+fn any_perpendicular(a: Vec3A) -> Vec3A {
+    let o = if a.x.abs() < 0.9 { Vec3A::X } else { Vec3A::Y };
+    a.cross(o).normalize()
+}
+
+/// Signed distance, outward normal and axis parameter from `x` to the convex hull of spheres
+/// (c1, r1) and (c2, r2): the one implementation of the tapered capsule (PHYSICS.md §2) that the
+/// fitting, the quality measure and the cloth's collisions all use.
+///
+/// Derivation: the hull is the union of the spheres centred at c(s) = c1 + s â, s ∈ [0, L], of
+/// radius r(s) = r1 + (r2 − r1) s / L. In the plane of the axis and x, with axial coordinate
+/// a = (x − c1)·â and radial distance ρ, the distance to the sphere at s is
+/// f(s) = √((a − s)² + ρ²) − r(s), convex in s. f'(s) = 0 gives (a − s)/√(…) = sin α with
+/// sin α = (r1 − r2)/L, i.e. s* = a − ρ tan α (the cone's side is tangent to both spheres);
+/// clamping s* to [0, L] gives the minimum. When one sphere contains the other (|r1 − r2| ≥ L)
+/// the hull is that sphere.
+#[inline]
+pub fn tapered_capsule_closest(x: Vec3A, c1: Vec3A, r1: f32, c2: Vec3A, r2: f32) -> CapsuleClosest {
     let axis = c2 - c1;
-    let len = axis.length();
-    let dr = r1 - r2;
-    if len <= dr.abs() || len < 1e-12 {
-        return if r1 >= r2 {
-            ((p - c1).length() - r1, 0.0)
+    let l = axis.length();
+    if l <= (r1 - r2).abs() || l < 1e-9 {
+        // Degenerate: the bigger sphere is the hull.
+        let (c, r, t) = if r1 >= r2 {
+            (c1, r1, 0.0)
         } else {
-            ((p - c2).length() - r2, 1.0)
+            (c2, r2, 1.0)
+        };
+        let d = x - c;
+        let dl = d.length();
+        let normal = if dl > 1e-12 { d / dl } else { Vec3A::Y };
+        return CapsuleClosest {
+            distance: dl - r,
+            normal,
+            t,
         };
     }
-    let a = axis / len;
-    let q = p - c1;
-    let x = q.dot(a);
-    let y = (q - a * x).length();
-    let sin = dr / len;
-    let cos = (1.0 - sin * sin).max(0.0).sqrt();
-    let k = x * cos - y * sin;
-    if k <= 0.0 {
-        (q.length() - r1, 0.0)
-    } else if k >= len * cos {
-        ((p - c2).length() - r2, 1.0)
+    let a_hat = axis / l;
+    let d = x - c1;
+    let a = d.dot(a_hat);
+    let radial = d - a_hat * a;
+    let rho = radial.length();
+    let sin_a = (r1 - r2) / l;
+    let tan_a = sin_a / (1.0 - sin_a * sin_a).sqrt();
+    let s = (a - rho * tan_a).clamp(0.0, l);
+    let t = s / l;
+    let centre = c1 + a_hat * s;
+    let r = r1 + (r2 - r1) * t;
+    let to_x = x - centre;
+    let dl = to_x.length();
+    let normal = if dl > 1e-12 {
+        to_x / dl
+    } else if rho > 1e-12 {
+        radial / rho
     } else {
-        (x * sin + y * cos - r1, k / (len * cos))
+        any_perpendicular(a_hat)
+    };
+    CapsuleClosest {
+        distance: dl - r,
+        normal,
+        t,
     }
 }
 
