@@ -63,6 +63,12 @@ pub struct ProxyOptions {
     /// Share of a sphere's vertices that its radius puts inside the proxies (robust percentile).
     /// Range 0.5..1; default 0.9 (a little outside the skin beats cloth sinking into it).
     pub percentile: f32,
+    /// Width of the band the refinement fits, metres (range 0..0.05, default 0.008; 0 = plain
+    /// percentile). A sphere whose vertices spread over more than twice this across its surface
+    /// (a non-round cross-section, a foot's sole and instep) cannot match them all: it takes the
+    /// percentile of the largest group of its vertices that fits in the band instead of letting
+    /// the outliers push its surface away from the rest.
+    pub fit_tolerance: f32,
     /// Bones shorter than this (segment to the child joint, or vertex extent for end bones) merge
     /// into their parent. Metres, range 0..0.2, default 0.03.
     pub min_bone_length: f32,
@@ -98,6 +104,7 @@ impl Default for ProxyOptions {
             skip: Vec::new(),
             radius_scale: Vec::new(),
             percentile: 0.9,
+            fit_tolerance: 0.008,
             min_bone_length: 0.03,
             min_vertices: 12,
             merge_fingers: true,
@@ -558,7 +565,12 @@ impl<'a> BindFit<'a> {
         let initial = out.radius.clone();
         let growth = opts.max_growth.max(0.0);
         for _ in 0..opts.refine_iterations {
-            refine_radii(&mut out, &self.positions, &used, opts.percentile);
+            let band: Vec<f32> = out
+                .joint
+                .iter()
+                .map(|&k| 2.0 * opts.fit_tolerance.max(0.0) / self.metres_per_unit[k as usize])
+                .collect();
+            refine_radii(&mut out, &self.positions, &used, opts.percentile, &band);
             for (r, r0) in out.radius.iter_mut().zip(&initial) {
                 *r = r.min(r0 * (1.0 + growth));
             }
@@ -932,7 +944,7 @@ fn percentile(values: &mut [f32], p: f32) -> f32 {
 /// One refinement pass: every vertex is given to the sphere nearest along its closest capsule;
 /// each sphere then moves its radius by the `p`-quantile of its vertices' signed distances, so
 /// that a share `p` of them ends up inside.
-fn refine_radii(px: &mut Proxies, positions: &[Vec3], used: &[u32], p: f32) {
+fn refine_radii(px: &mut Proxies, positions: &[Vec3], used: &[u32], p: f32, band: &[f32]) {
     let n = px.joint.len();
     if n == 0 || px.capsules.is_empty() {
         return;
@@ -952,7 +964,28 @@ fn refine_radii(px: &mut Proxies, positions: &[Vec3], used: &[u32], p: f32) {
     }
     for (i, ds) in per_sphere.iter_mut().enumerate() {
         if ds.len() >= 3 {
-            let dr = percentile(ds, p);
+            // The largest group of signed distances within one band (two pointers over the
+            // sorted list); the percentile is taken in that group.
+            let w = band.get(i).copied().unwrap_or(0.0);
+            let group: &mut [f32] = if w > 0.0 {
+                ds.sort_unstable_by(|a, b| a.total_cmp(b));
+                let (mut best, mut lo) = ((0usize, ds.len()), 0usize);
+                let mut best_n = 0;
+                for hi in 0..ds.len() {
+                    while ds[hi] - ds[lo] > w {
+                        lo += 1;
+                    }
+                    // Ties go to the outer group: a little outside beats sinking into the skin.
+                    if hi + 1 - lo >= best_n {
+                        best_n = hi + 1 - lo;
+                        best = (lo, hi + 1);
+                    }
+                }
+                &mut ds[best.0..best.1]
+            } else {
+                &mut ds[..]
+            };
+            let dr = percentile(group, p);
             px.radius[i] = (px.radius[i] + dr).max(0.05 * px.radius[i]);
         }
     }
