@@ -77,10 +77,19 @@ pub struct ProxyBvh {
 impl ProxyBvh {
     /// Builds the tree over the colliders posed as `frame`.
     pub fn build(capsules: &[[u32; 2]], frame: &ProxyFrame) -> Self {
-        let mut shapes: Vec<BuildShape> = capsules
-            .iter()
-            .map(|&c| {
-                let (lo, hi) = capsule_box(c, frame);
+        Self::build_with(capsules.len(), |i| capsule_box(capsules[i], frame))
+    }
+
+    /// Builds the tree over arbitrary finite boxes `(min, max)`; queries answer box indices.
+    /// The cloth's broad phase uses it over each collider's box swept over a frame.
+    pub fn from_boxes(boxes: &[(Vec3A, Vec3A)]) -> Self {
+        Self::build_with(boxes.len(), |i| boxes[i])
+    }
+
+    fn build_with(count: usize, box_of: impl Fn(usize) -> (Vec3A, Vec3A)) -> Self {
+        let mut shapes: Vec<BuildShape> = (0..count)
+            .map(|i| {
+                let (lo, hi) = box_of(i);
                 BuildShape {
                     aabb: Aabb::with_bounds(point(lo), point(hi)),
                     node: 0,
@@ -111,10 +120,10 @@ impl ProxyBvh {
             hi: vec![Vec3A::ZERO; n],
             child,
             depth: depth_of.iter().copied().max().unwrap_or(0),
-            colliders: capsules.len(),
+            colliders: count,
             built_cost: 0.0,
         };
-        out.built_cost = out.fit_boxes(capsules, frame);
+        out.built_cost = out.fit_with(box_of);
         out
     }
 
@@ -160,11 +169,15 @@ impl ProxyBvh {
     /// Recomputes every node's box bottom-up; returns the summed half-areas of the inner nodes'
     /// boxes (proportional to the expected cost of a query, the SAH).
     fn fit_boxes(&mut self, capsules: &[[u32; 2]], frame: &ProxyFrame) -> f32 {
+        self.fit_with(|i| capsule_box(capsules[i], frame))
+    }
+
+    fn fit_with(&mut self, box_of: impl Fn(usize) -> (Vec3A, Vec3A)) -> f32 {
         let mut cost = 0.0;
         for i in (0..self.child.len()).rev() {
             let [l, r] = self.child[i];
             if l & LEAF != 0 {
-                let (lo, hi) = capsule_box(capsules[(l & !LEAF) as usize], frame);
+                let (lo, hi) = box_of((l & !LEAF) as usize);
                 self.lo[i] = lo;
                 self.hi[i] = hi;
             } else {
@@ -175,6 +188,22 @@ impl ProxyBvh {
             }
         }
         cost
+    }
+
+    /// [`ProxyBvh::update`] for a tree built by [`ProxyBvh::from_boxes`]: refits to the new
+    /// boxes, rebuilding when the count changed or the refitted tree costs more than
+    /// `max_cost_ratio` times a fresh one. Returns whether it rebuilt.
+    pub fn update_boxes(&mut self, boxes: &[(Vec3A, Vec3A)], max_cost_ratio: f32) -> bool {
+        if boxes.len() != self.colliders || self.child.is_empty() {
+            *self = Self::from_boxes(boxes);
+            return true;
+        }
+        let cost = self.fit_with(|i| boxes[i]);
+        if self.built_cost > 0.0 && cost / self.built_cost > max_cost_ratio {
+            *self = Self::from_boxes(boxes);
+            return true;
+        }
+        false
     }
 
     /// Moves the boxes to the colliders posed as `frame`, keeping the tree's topology. No

@@ -15,9 +15,11 @@
 
 pub mod bvh;
 pub mod proxies;
+pub mod surface;
 
 pub use self::bvh::ProxyBvh;
 pub use proxies::{
-    quality, quality_at_bind, tapered_capsule_sdf, union_sdf, world_from_bind, BodyError, Proxies,
-    ProxyFrame, ProxyOptions, ProxyQuality, QUALITY_TOLERANCE,
+    quality, quality_at_bind, tapered_capsule_closest, tapered_capsule_sdf, union_sdf,
+    world_from_bind, BodyError, CapsuleClosest, Proxies, ProxyFrame, ProxyOptions, ProxyQuality,
+    QUALITY_TOLERANCE,
 };

@@ -34,8 +34,9 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::anim::{Skeleton, Skin};
-use crate::math::{Mat3, Mat4, Vec3};
-use crate::rig::Rig;
+use crate::body::surface::hidden_vertices;
+use crate::math::{Mat3, Mat4, Vec3, Vec3A};
+use crate::rig::{Rig, SkinnedMesh};
 use std::fmt;
 
 /// Why proxies could not be fitted.
@@ -62,6 +63,12 @@ pub struct ProxyOptions {
     /// Share of a sphere's vertices that its radius puts inside the proxies (robust percentile).
     /// Range 0.5..1; default 0.9 (a little outside the skin beats cloth sinking into it).
     pub percentile: f32,
+    /// Width of the band the refinement fits, metres (range 0..0.05, default 0.008; 0 = plain
+    /// percentile). A sphere whose vertices spread over more than twice this across its surface
+    /// (a non-round cross-section, a foot's sole and instep) cannot match them all: it takes the
+    /// percentile of the largest group of its vertices that fits in the band instead of letting
+    /// the outliers push its surface away from the rest.
+    pub fit_tolerance: f32,
     /// Bones shorter than this (segment to the child joint, or vertex extent for end bones) merge
     /// into their parent. Metres, range 0..0.2, default 0.03.
     pub min_bone_length: f32,
@@ -97,6 +104,7 @@ impl Default for ProxyOptions {
             skip: Vec::new(),
             radius_scale: Vec::new(),
             percentile: 0.9,
+            fit_tolerance: 0.008,
             min_bone_length: 0.03,
             min_vertices: 12,
             merge_fingers: true,
@@ -317,14 +325,23 @@ impl<'a> BindFit<'a> {
 
         let mut positions = Vec::new();
         let mut dominant = Vec::new();
-        for mesh in rig
+        let meshes: Vec<&SkinnedMesh> = rig
             .meshes
             .iter()
             .filter(|m| m.skin == Some(skin_index as u32))
-        {
+            .collect();
+        // Vertices hidden inside another closed part are no body surface: they would drag the
+        // spheres into the neighbour's volume (src/body/surface.rs).
+        let hidden = hidden_vertices(&meshes);
+        for mesh in &meshes {
             for v in 0..mesh.positions.len() {
+                let d = if hidden[positions.len()] {
+                    u32::MAX
+                } else {
+                    dominant_joint(mesh, v, nj)
+                };
                 positions.push(mesh.positions[v]);
-                dominant.push(dominant_joint(mesh, v, nj));
+                dominant.push(d);
             }
         }
         if positions.is_empty() {
@@ -548,7 +565,12 @@ impl<'a> BindFit<'a> {
         let initial = out.radius.clone();
         let growth = opts.max_growth.max(0.0);
         for _ in 0..opts.refine_iterations {
-            refine_radii(&mut out, &self.positions, &used, opts.percentile);
+            let band: Vec<f32> = out
+                .joint
+                .iter()
+                .map(|&k| 2.0 * opts.fit_tolerance.max(0.0) / self.metres_per_unit[k as usize])
+                .collect();
+            refine_radii(&mut out, &self.positions, &used, opts.percentile, &band);
             for (r, r0) in out.radius.iter_mut().zip(&initial) {
                 *r = r.min(r0 * (1.0 + growth));
             }
@@ -922,7 +944,7 @@ fn percentile(values: &mut [f32], p: f32) -> f32 {
 /// One refinement pass: every vertex is given to the sphere nearest along its closest capsule;
 /// each sphere then moves its radius by the `p`-quantile of its vertices' signed distances, so
 /// that a share `p` of them ends up inside.
-fn refine_radii(px: &mut Proxies, positions: &[Vec3], used: &[u32], p: f32) {
+fn refine_radii(px: &mut Proxies, positions: &[Vec3], used: &[u32], p: f32, band: &[f32]) {
     let n = px.joint.len();
     if n == 0 || px.capsules.is_empty() {
         return;
@@ -942,7 +964,28 @@ fn refine_radii(px: &mut Proxies, positions: &[Vec3], used: &[u32], p: f32) {
     }
     for (i, ds) in per_sphere.iter_mut().enumerate() {
         if ds.len() >= 3 {
-            let dr = percentile(ds, p);
+            // The largest group of signed distances within one band (two pointers over the
+            // sorted list); the percentile is taken in that group.
+            let w = band.get(i).copied().unwrap_or(0.0);
+            let group: &mut [f32] = if w > 0.0 {
+                ds.sort_unstable_by(|a, b| a.total_cmp(b));
+                let (mut best, mut lo) = ((0usize, ds.len()), 0usize);
+                let mut best_n = 0;
+                for hi in 0..ds.len() {
+                    while ds[hi] - ds[lo] > w {
+                        lo += 1;
+                    }
+                    // Ties go to the outer group: a little outside beats sinking into the skin.
+                    if hi + 1 - lo >= best_n {
+                        best_n = hi + 1 - lo;
+                        best = (lo, hi + 1);
+                    }
+                }
+                &mut ds[best.0..best.1]
+            } else {
+                &mut ds[..]
+            };
+            let dr = percentile(group, p);
             px.radius[i] = (px.radius[i] + dr).max(0.05 * px.radius[i]);
         }
     }
@@ -1006,38 +1049,83 @@ pub fn tapered_capsule_sdf(p: Vec3, c1: Vec3, r1: f32, c2: Vec3, r2: f32) -> f32
 
 /// [`tapered_capsule_sdf`] and `t` in [0, 1]: where along the capsule the closest surface point
 /// lies (0 on sphere 1's cap, 1 on sphere 2's, in between on the cone).
-///
-/// Derivation, in the half-plane through the axis and `p` (x along â = (c2 − c1)/L from c1,
-/// y ≥ 0 the distance to the axis): the cone's side is tangent to both circles; its outward
-/// normal is n = (sin α, cos α) with sin α = (r1 − r2)/L, touching circle 1 at r1·n and circle 2
-/// at (L, 0) + r2·n. Along the side's direction t̂ = (cos α, −sin α) those tangent points sit at
-/// k = 0 and k = L cos α, so with k = (x, y)·t̂: k ≤ 0 → sphere 1 is nearest, k ≥ L cos α →
-/// sphere 2, otherwise the side line: d = (x, y)·n − r1. If one sphere contains the other
-/// (L ≤ |r1 − r2|) the hull is the larger sphere.
 pub fn tapered_capsule_sdf_t(p: Vec3, c1: Vec3, r1: f32, c2: Vec3, r2: f32) -> (f32, f32) {
+    let c = tapered_capsule_closest(p.into(), c1.into(), r1, c2.into(), r2);
+    (c.distance, c.t)
+}
+
+/// The closest point of a tapered capsule to a query point: see [`tapered_capsule_closest`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CapsuleClosest {
+    /// Signed distance from the surface (negative inside), in the units of the inputs.
+    pub distance: f32,
+    /// Outward unit normal at the closest surface point.
+    pub normal: Vec3A,
+    /// Axis parameter in [0, 1] of the sphere centre the closest point belongs to (0 = c1).
+    pub t: f32,
+}
+
+/// Any unit vector perpendicular to `a` (for a point exactly on an axis).
+fn any_perpendicular(a: Vec3A) -> Vec3A {
+    let o = if a.x.abs() < 0.9 { Vec3A::X } else { Vec3A::Y };
+    a.cross(o).normalize()
+}
+
+/// Signed distance, outward normal and axis parameter from `x` to the convex hull of spheres
+/// (c1, r1) and (c2, r2): the one implementation of the tapered capsule (PHYSICS.md §2) that the
+/// fitting, the quality measure and the cloth's collisions all use.
+///
+/// Derivation: the hull is the union of the spheres centred at c(s) = c1 + s â, s ∈ [0, L], of
+/// radius r(s) = r1 + (r2 − r1) s / L. In the plane of the axis and x, with axial coordinate
+/// a = (x − c1)·â and radial distance ρ, the distance to the sphere at s is
+/// f(s) = √((a − s)² + ρ²) − r(s), convex in s. f'(s) = 0 gives (a − s)/√(…) = sin α with
+/// sin α = (r1 − r2)/L, i.e. s* = a − ρ tan α (the cone's side is tangent to both spheres);
+/// clamping s* to [0, L] gives the minimum. When one sphere contains the other (|r1 − r2| ≥ L)
+/// the hull is that sphere.
+#[inline]
+pub fn tapered_capsule_closest(x: Vec3A, c1: Vec3A, r1: f32, c2: Vec3A, r2: f32) -> CapsuleClosest {
     let axis = c2 - c1;
-    let len = axis.length();
-    let dr = r1 - r2;
-    if len <= dr.abs() || len < 1e-12 {
-        return if r1 >= r2 {
-            ((p - c1).length() - r1, 0.0)
+    let l = axis.length();
+    if l <= (r1 - r2).abs() || l < 1e-9 {
+        // Degenerate: the bigger sphere is the hull.
+        let (c, r, t) = if r1 >= r2 {
+            (c1, r1, 0.0)
         } else {
-            ((p - c2).length() - r2, 1.0)
+            (c2, r2, 1.0)
+        };
+        let d = x - c;
+        let dl = d.length();
+        let normal = if dl > 1e-12 { d / dl } else { Vec3A::Y };
+        return CapsuleClosest {
+            distance: dl - r,
+            normal,
+            t,
         };
     }
-    let a = axis / len;
-    let q = p - c1;
-    let x = q.dot(a);
-    let y = (q - a * x).length();
-    let sin = dr / len;
-    let cos = (1.0 - sin * sin).max(0.0).sqrt();
-    let k = x * cos - y * sin;
-    if k <= 0.0 {
-        (q.length() - r1, 0.0)
-    } else if k >= len * cos {
-        ((p - c2).length() - r2, 1.0)
+    let a_hat = axis / l;
+    let d = x - c1;
+    let a = d.dot(a_hat);
+    let radial = d - a_hat * a;
+    let rho = radial.length();
+    let sin_a = (r1 - r2) / l;
+    let tan_a = sin_a / (1.0 - sin_a * sin_a).sqrt();
+    let s = (a - rho * tan_a).clamp(0.0, l);
+    let t = s / l;
+    let centre = c1 + a_hat * s;
+    let r = r1 + (r2 - r1) * t;
+    let to_x = x - centre;
+    let dl = to_x.length();
+    let normal = if dl > 1e-12 {
+        to_x / dl
+    } else if rho > 1e-12 {
+        radial / rho
     } else {
-        (x * sin + y * cos - r1, k / (len * cos))
+        any_perpendicular(a_hat)
+    };
+    CapsuleClosest {
+        distance: dl - r,
+        normal,
+        t,
     }
 }
 
@@ -1071,8 +1159,11 @@ pub struct ProxyQuality {
     pub capsules: usize,
     /// Vertices measured (those with a non-zero weight).
     pub vertices: usize,
-    /// Vertices left out (skipped bones).
+    /// Vertices left out (skipped bones, hidden inside another part, zero weight).
     pub ignored: usize,
+    /// Of those, vertices hidden inside another closed part of the skin ([`quality_at_bind`]
+    /// counts them; [`quality`] does not know and reports 0).
+    pub hidden: usize,
     /// Share of the skin surface inside the proxy union (signed distance ≤ 0.5 mm), 0..1.
     pub coverage: f32,
     /// Share of the skin surface within `tolerance` of a proxy surface (|signed distance|), 0..1.
@@ -1148,6 +1239,7 @@ pub fn quality(
         capsules: capsules.len(),
         vertices: gaps.len(),
         ignored,
+        hidden: 0,
         coverage,
         within,
         tolerance: QUALITY_TOLERANCE,
@@ -1162,11 +1254,18 @@ impl Proxies {
     /// Per-vertex surface weights for [`quality`], for the vertices of every mesh bound to
     /// `rig.skins[skin]` in mesh order (the order the skinning stage writes them): a third of
     /// the area of each triangle around the vertex, in bind units², and 0 for vertices of skipped
-    /// bones. A mesh without triangles weighs its vertices alike.
+    /// bones and for vertices hidden inside another closed part of the skin (no body surface, see
+    /// [`crate::body::surface`]). A mesh without triangles weighs its vertices alike.
     pub fn surface_weights(&self, rig: &Rig, skin: usize) -> Vec<f32> {
         let nj = rig.skins.get(skin).map_or(0, |s| s.joints.len());
+        let meshes: Vec<&SkinnedMesh> = rig
+            .meshes
+            .iter()
+            .filter(|m| m.skin == Some(skin as u32))
+            .collect();
+        let hidden = hidden_vertices(&meshes);
         let mut out = Vec::new();
-        for mesh in rig.meshes.iter().filter(|m| m.skin == Some(skin as u32)) {
+        for mesh in meshes {
             let base = out.len();
             out.resize(base + mesh.positions.len(), 0.0);
             let mut any = false;
@@ -1189,7 +1288,7 @@ impl Proxies {
             }
             for v in 0..mesh.positions.len() {
                 let d = dominant_joint(mesh, v, nj);
-                if d as usize >= nj || self.skipped_joints.contains(&d) {
+                if d as usize >= nj || self.skipped_joints.contains(&d) || hidden[base + v] {
                     out[base + v] = 0.0;
                 }
             }
@@ -1231,7 +1330,14 @@ pub fn quality_at_bind(rig: &Rig, skin: usize, proxies: &Proxies) -> ProxyQualit
         }
     }
     let weights = proxies.surface_weights(rig, skin);
-    quality(&frame, &proxies.capsules, &x, &weights)
+    let mut q = quality(&frame, &proxies.capsules, &x, &weights);
+    let meshes: Vec<&SkinnedMesh> = rig
+        .meshes
+        .iter()
+        .filter(|m| m.skin == Some(skin as u32))
+        .collect();
+    q.hidden = hidden_vertices(&meshes).iter().filter(|&&h| h).count();
+    q
 }
 
 impl fmt::Display for ProxyQuality {
@@ -1243,7 +1349,11 @@ impl fmt::Display for ProxyQuality {
         )?;
         write!(f, "skin: {} vertices measured", self.vertices)?;
         if self.ignored > 0 {
-            write!(f, " ({} left out: skipped bones)", self.ignored)?;
+            write!(
+                f,
+                " ({} left out: {} hidden inside another part, the rest of skipped bones)",
+                self.ignored, self.hidden
+            )?;
         }
         writeln!(f)?;
         writeln!(

@@ -38,12 +38,6 @@ pub struct Closest {
     pub t: f32,
 }
 
-/// Any unit vector perpendicular to `a` (for a point exactly on an axis).
-fn any_perpendicular(a: Vec3A) -> Vec3A {
-    let o = if a.x.abs() < 0.9 { Vec3A::X } else { Vec3A::Y };
-    a.cross(o).normalize()
-}
-
 impl Shape {
     pub fn plane(point: Vec3, normal: Vec3) -> Self {
         Shape::Plane {
@@ -192,58 +186,15 @@ impl Shape {
     }
 }
 
-/// Signed distance to the convex hull of spheres (c1, r1) and (c2, r2).
-///
-/// Derivation (PHYSICS.md §2): the hull is the union of the spheres centred at c(s) = c1 + s â,
-/// s ∈ [0, L], of radius r(s) = r1 + (r2 − r1) s / L. In the plane of the axis and x, with axial
-/// coordinate a = (x − c1)·â and radial distance ρ, the distance to the sphere at s is
-/// f(s) = √((a − s)² + ρ²) − r(s), convex in s. f'(s) = 0 gives (a − s)/√(…) = sin α with
-/// sin α = (r1 − r2)/L, i.e. s* = a − ρ tan α; clamping s* to [0, L] gives the minimum. When one
-/// sphere contains the other (|r1 − r2| ≥ L) the hull is that sphere.
+/// Signed distance to the convex hull of spheres (c1, r1) and (c2, r2): the body's tapered
+/// capsule ([`crate::body::tapered_capsule_closest`], the one implementation, derived there).
 #[inline]
 pub fn capsule_closest(x: Vec3A, c1: Vec3A, r1: f32, c2: Vec3A, r2: f32) -> Closest {
-    let axis = c2 - c1;
-    let l = axis.length();
-    if l <= (r1 - r2).abs() || l < 1e-9 {
-        // Degenerate: the bigger sphere is the hull.
-        let (c, r, t) = if r1 >= r2 {
-            (c1, r1, 0.0)
-        } else {
-            (c2, r2, 1.0)
-        };
-        let d = x - c;
-        let dl = d.length();
-        let normal = if dl > 1e-12 { d / dl } else { Vec3A::Y };
-        return Closest {
-            distance: dl - r,
-            normal,
-            t,
-        };
-    }
-    let a_hat = axis / l;
-    let d = x - c1;
-    let a = d.dot(a_hat);
-    let radial = d - a_hat * a;
-    let rho = radial.length();
-    let sin_a = (r1 - r2) / l;
-    let tan_a = sin_a / (1.0 - sin_a * sin_a).sqrt();
-    let s = (a - rho * tan_a).clamp(0.0, l);
-    let t = s / l;
-    let centre = c1 + a_hat * s;
-    let r = r1 + (r2 - r1) * t;
-    let to_x = x - centre;
-    let dl = to_x.length();
-    let normal = if dl > 1e-12 {
-        to_x / dl
-    } else if rho > 1e-12 {
-        radial / rho
-    } else {
-        any_perpendicular(a_hat)
-    };
+    let c = crate::body::tapered_capsule_closest(x, c1, r1, c2, r2);
     Closest {
-        distance: dl - r,
-        normal,
-        t,
+        distance: c.distance,
+        normal: c.normal,
+        t: c.t,
     }
 }
 
@@ -272,10 +223,10 @@ impl Collider {
     }
 }
 
-/// The broad phase: appends to `out` the indices of the shapes whose bounds, grown by
-/// `margin`, overlap the box `(lo, hi)`. Kept behind this one function so a BVH over the
-/// body proxies (src/body/bvh.rs) can replace the linear scan later; the scan costs one box
-/// test per collider per chunk of 1024 particles per substep.
+/// A linear broad phase: appends to `out` the indices of the shapes whose bounds, grown by
+/// `margin`, overlap the box `(lo, hi)`. The collide stage itself draws its lists from a BVH over
+/// the colliders' frame-swept boxes (src/cloth/step.rs); this scan is the reference its tests
+/// compare against.
 pub fn broad_phase(
     bounds: &[(Vec3A, Vec3A)],
     lo: Vec3A,
