@@ -8,6 +8,22 @@
 
 pub use glam::{Affine3A, Mat3, Mat3A, Mat4, Quat, Vec2, Vec3, Vec3A, Vec4};
 
+/// How far a perspective camera with vertical field of view `fov_y` (radians) and `aspect`
+/// (width / height; anything not positive and finite counts as 1) must stand from the centre of a
+/// sphere of `radius` for the sphere to fit the narrower of its two fields of view, scaled by
+/// `margin` (1 = touching; 1.1 leaves 10 % to spare). The one framing rule of the renderer's
+/// camera and the viewer's orbit camera.
+pub fn framing_distance(radius: f32, fov_y: f32, aspect: f32, margin: f32) -> f32 {
+    let aspect = if aspect.is_finite() && aspect > 0.0 {
+        aspect
+    } else {
+        1.0
+    };
+    let fov_x = 2.0 * ((fov_y * 0.5).tan() * aspect).atan();
+    let half = 0.5 * fov_y.min(fov_x);
+    radius * margin / half.sin()
+}
+
 /// A translation–rotation–scale transform, the form glTF nodes and animation channels use.
 /// As a matrix it is `T * R * S` (scale first).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -93,17 +93,11 @@ impl OrbitCamera {
             return;
         }
         let radius = ((hi - lo).length() * 0.5).max(0.05);
-        let fov_y = FOV_Y_DEG.to_radians();
-        let aspect = if aspect.is_finite() && aspect > 0.0 {
-            aspect
-        } else {
-            1.0
-        };
-        let fov_x = 2.0 * ((fov_y * 0.5).tan() * aspect).atan();
-        let half = 0.5 * fov_y.min(fov_x);
         self.target = (lo + hi) * 0.5;
         self.pan = Vec3::ZERO;
-        self.distance = (radius * 1.1 / half.sin()).clamp(0.1, 100.0);
+        self.distance =
+            crate::math::framing_distance(radius, FOV_Y_DEG.to_radians(), aspect, 1.1)
+                .clamp(0.1, 100.0);
     }
 
     /// Follows a character whose centre is `centre`: the target eases towards `centre + pan`

@@ -41,14 +41,7 @@ impl Camera {
         let center = (min + max) * 0.5;
         let radius = ((max - min).length() * 0.5).max(1e-3);
         let fov_y = 40f32.to_radians();
-        let aspect = if aspect.is_finite() && aspect > 0.0 {
-            aspect
-        } else {
-            1.0
-        };
-        let fov_x = 2.0 * ((fov_y * 0.5).tan() * aspect).atan();
-        let half = 0.5 * fov_y.min(fov_x);
-        let distance = radius * margin.max(0.5) / half.sin();
+        let distance = crate::math::framing_distance(radius, fov_y, aspect, margin.max(0.5));
         let dir = view_dir
             .try_normalize()
             .unwrap_or(Vec3::new(0.0, -0.3, -1.0).normalize());
