@@ -907,16 +907,16 @@ pub fn collide(
                         }
                         std::mem::swap(&mut scratch.near, &mut scratch.block_cut);
                     }
-                    scratch.candidates.clear();
-                    scratch.candidates.extend_from_slice(&scratch.block_cut);
-                } else {
-                    scratch.candidates.clear();
-                    let n = scratch.p_len[k] as usize;
-                    scratch
-                        .candidates
-                        .extend_from_slice(&scratch.p_list[k][..n]);
                 }
-                if inv_mass[i] > 0.0 && !scratch.candidates.is_empty() {
+                // The candidates are read in place (the particle's own list is copied to the
+                // stack: at most PARTICLE_LIST entries), not gathered into a vector.
+                let own = scratch.p_list[k];
+                let candidates: &[u32] = if scratch.p_len[k] == u8::MAX {
+                    &scratch.block_cut
+                } else {
+                    &own[..scratch.p_len[k] as usize]
+                };
+                if inv_mass[i] > 0.0 && !candidates.is_empty() {
                     let (t, mu, en) = (model.thickness[i], model.friction[i], extra[i]);
                     let reach = t + margin;
                     let reach_near = reach + SECOND_PASS_SLACK;
@@ -961,8 +961,8 @@ pub fn collide(
                     scratch.near.clear();
                     let mut touched = 0;
                     let mut moved = 0.0f32;
-                    for idx in 0..scratch.candidates.len() {
-                        let ci = scratch.candidates[idx] as usize;
+                    for idx in 0..candidates.len() {
+                        let ci = candidates[idx] as usize;
                         if outside(x[k], bounds[ci], reach_near) {
                             continue;
                         }
@@ -978,13 +978,13 @@ pub fn collide(
                         let n = if use_near {
                             scratch.near.len()
                         } else {
-                            scratch.candidates.len()
+                            candidates.len()
                         };
                         for idx in 0..n {
                             let ci = if use_near {
                                 scratch.near[idx]
                             } else {
-                                scratch.candidates[idx]
+                                candidates[idx]
                             } as usize;
                             apply(ci, &mut x[k]);
                         }
