@@ -198,6 +198,193 @@ pub fn capsule_closest(x: Vec3A, c1: Vec3A, r1: f32, c2: Vec3A, r2: f32) -> Clos
     }
 }
 
+/// A shape prepared for many distance queries at one instant: everything
+/// [`crate::body::tapered_capsule_closest`] derives from the capsule alone (axis direction,
+/// length, cone slope) is computed once, so each particle's query is a few dot products, one
+/// square root to reject and one more for a contact. The collide stage prepares every collider
+/// once per substep.
+///
+/// The per-particle arithmetic repeats that function's operation by operation on the same
+/// precomputed values, so within reach it returns the very same result (tested); what it adds
+/// is rejection without the exact math: by the slab and cylinder that bound the hull, and by the
+/// squared distance to the closest sphere.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PreparedShape {
+    kind: PreparedKind,
+    /// Plane point, sphere centre, or the capsule's c1.
+    origin: Vec3A,
+    /// Plane normal or the capsule's unit axis â (zero for a sphere).
+    dir: Vec3A,
+    /// Capsule axis length L, m (0 otherwise).
+    len: f32,
+    /// Sphere radius or the capsule's r1, m.
+    r1: f32,
+    /// Capsule r2 − r1, m.
+    dr: f32,
+    /// Capsule cone slope tan α, α = asin((r1 − r2)/L).
+    tan_a: f32,
+    /// Capsule max(r1, r2), m: the hull lies within this distance of the axis segment's line.
+    r_max: f32,
+    /// Capsule r2, m.
+    r2: f32,
+    /// The axis parameter reported for a sphere (0, or 1 for a degenerate capsule whose hull is
+    /// its c2 sphere).
+    t_sphere: f32,
+    /// The original shape, for the rare exact-degenerate normal.
+    shape: Shape,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PreparedKind {
+    Plane,
+    Sphere,
+    Capsule,
+}
+
+impl PreparedShape {
+    /// Prepares `shape` (the same constants as `tapered_capsule_closest` computes per call).
+    pub fn new(shape: &Shape) -> Self {
+        let base = PreparedShape {
+            kind: PreparedKind::Sphere,
+            origin: Vec3A::ZERO,
+            dir: Vec3A::ZERO,
+            len: 0.0,
+            r1: 0.0,
+            dr: 0.0,
+            tan_a: 0.0,
+            r_max: 0.0,
+            r2: 0.0,
+            t_sphere: 0.0,
+            shape: *shape,
+        };
+        match *shape {
+            Shape::Plane { point, normal } => PreparedShape {
+                kind: PreparedKind::Plane,
+                origin: point,
+                dir: normal,
+                ..base
+            },
+            Shape::Sphere { centre, radius } => PreparedShape {
+                origin: centre,
+                r1: radius,
+                ..base
+            },
+            Shape::Capsule { c1, r1, c2, r2 } => {
+                let axis = c2 - c1;
+                let l = axis.length();
+                if l <= (r1 - r2).abs() || l < 1e-9 {
+                    // Degenerate: the bigger sphere is the hull (as in the reference).
+                    let (c, r, t) = if r1 >= r2 {
+                        (c1, r1, 0.0)
+                    } else {
+                        (c2, r2, 1.0)
+                    };
+                    return PreparedShape {
+                        origin: c,
+                        r1: r,
+                        t_sphere: t,
+                        ..base
+                    };
+                }
+                let sin_a = (r1 - r2) / l;
+                PreparedShape {
+                    kind: PreparedKind::Capsule,
+                    origin: c1,
+                    dir: axis / l,
+                    len: l,
+                    r1,
+                    dr: r2 - r1,
+                    tan_a: sin_a / (1.0 - sin_a * sin_a).sqrt(),
+                    r_max: r1.max(r2),
+                    r2,
+                    ..base
+                }
+            }
+        }
+    }
+
+    /// The signed distance query of [`Shape::closest`], but only for points closer than `reach`
+    /// (m, ≥ 0) to the surface; `None` when the point is at least `reach` away (up to rounding
+    /// at exactly `reach`).
+    #[inline]
+    pub fn closest_within(&self, x: Vec3A, reach: f32) -> Option<Closest> {
+        match self.kind {
+            PreparedKind::Plane => {
+                let distance = (x - self.origin).dot(self.dir);
+                (distance < reach).then_some(Closest {
+                    distance,
+                    normal: self.dir,
+                    t: 0.0,
+                })
+            }
+            PreparedKind::Sphere => {
+                let d = x - self.origin;
+                let l2 = d.length_squared();
+                let out = self.r1 + reach;
+                if l2 >= out * out {
+                    return None;
+                }
+                let l = l2.sqrt();
+                let distance = l - self.r1;
+                if distance >= reach {
+                    return None;
+                }
+                let normal = if l > 1e-12 { d / l } else { Vec3A::Y };
+                Some(Closest {
+                    distance,
+                    normal,
+                    t: self.t_sphere,
+                })
+            }
+            PreparedKind::Capsule => {
+                let d = x - self.origin;
+                let a = d.dot(self.dir);
+                // The hull's axial extent is [−r1, L + r2]: beyond it by `reach` is out of reach.
+                if a <= -(self.r1 + reach) || a >= self.len + self.r2 + reach {
+                    return None;
+                }
+                let radial = d - self.dir * a;
+                let rho2 = radial.length_squared();
+                // The hull lies within r_max of the axis line.
+                let out = self.r_max + reach;
+                if rho2 >= out * out {
+                    return None;
+                }
+                // From here, the reference's arithmetic (tapered_capsule_closest) step by step.
+                let rho = rho2.sqrt();
+                let s = (a - rho * self.tan_a).clamp(0.0, self.len);
+                let t = s / self.len;
+                let centre = self.origin + self.dir * s;
+                let r = self.r1 + self.dr * t;
+                let to_x = x - centre;
+                let dl2 = to_x.length_squared();
+                let out = r + reach;
+                if dl2 >= out * out {
+                    return None;
+                }
+                let dl = dl2.sqrt();
+                let distance = dl - r;
+                if distance >= reach {
+                    return None;
+                }
+                let normal = if dl > 1e-12 {
+                    to_x / dl
+                } else if rho > 1e-12 {
+                    radial / rho
+                } else {
+                    // x on the axis at the closest centre: the reference picks the normal.
+                    return Some(self.shape.closest(x));
+                };
+                Some(Closest {
+                    distance,
+                    normal,
+                    t,
+                })
+            }
+        }
+    }
+}
+
 /// A collider: its shape at the start (`prev`) and end (`cur`) of the current frame. Each
 /// substep interpolates between them, so fast motion is swept in small steps, and the same
 /// interpolation gives the collider velocity used by friction (PHYSICS.md §2).
@@ -282,12 +469,65 @@ pub fn resolve(
     if c.distance >= thickness + margin {
         return None;
     }
+    Some(respond(
+        x,
+        x_start,
+        c,
+        shape,
+        shape_start,
+        thickness,
+        mu,
+        extra_normal,
+    ))
+}
+
+/// [`resolve`] against a [`PreparedShape`] (`prepared` made from `shape`): the same response,
+/// with the prepared, early-rejecting distance query. The collide stage's path.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn resolve_prepared(
+    x: &mut Vec3A,
+    x_start: Vec3A,
+    prepared: &PreparedShape,
+    shape: &Shape,
+    shape_start: &Shape,
+    thickness: f32,
+    margin: f32,
+    mu: f32,
+    extra_normal: f32,
+) -> Option<Contact> {
+    let c = prepared.closest_within(*x, thickness + margin)?;
+    Some(respond(
+        x,
+        x_start,
+        c,
+        shape,
+        shape_start,
+        thickness,
+        mu,
+        extra_normal,
+    ))
+}
+
+/// The response to a point `c` within reach: push out to `thickness`, then friction.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn respond(
+    x: &mut Vec3A,
+    x_start: Vec3A,
+    c: Closest,
+    shape: &Shape,
+    shape_start: &Shape,
+    thickness: f32,
+    mu: f32,
+    extra_normal: f32,
+) -> Contact {
     let depth = thickness - c.distance;
     if depth <= 0.0 {
-        return Some(Contact {
+        return Contact {
             gap: c.distance,
             normal: c.normal,
-        });
+        };
     }
     *x += c.normal * depth;
     let d_surface = shape.surface_displacement(shape_start, c.normal, c.t);
@@ -298,10 +538,10 @@ pub fn resolve(
         let keep = (1.0 - mu * (depth + extra_normal) / lt).max(0.0);
         *x -= d_t * (1.0 - keep);
     }
-    Some(Contact {
+    Contact {
         gap: thickness,
         normal: c.normal,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -371,5 +611,72 @@ mod tests {
         let mut x = Vec3A::new(0.01, -0.001, 0.0);
         resolve(&mut x, Vec3A::ZERO, &ground, &ground, 0.0, 0.0, 0.5, 0.0);
         assert!((x.x - 0.0095).abs() < 1e-6 && x.y.abs() < 1e-7, "{x}");
+    }
+
+    /// The prepared query equals the reference tapered capsule (and sphere, plane) exactly within
+    /// reach, and rejects only points at least `reach` away.
+    #[test]
+    fn prepared_shape_matches_reference_on_random_inputs() {
+        let mut seed = 7u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let mut within = 0;
+        for case in 0..4000 {
+            let mut v = || Vec3A::new(rnd(), rnd(), rnd()) * 2.0 - 1.0;
+            let (c1, c2) = (v() * 0.5, v() * 0.5);
+            let x = v() * 0.8;
+            let n = v();
+            let (r1, r2) = (rnd() * 0.3, rnd() * 0.3);
+            let shape = match case % 5 {
+                0 => Shape::sphere(c1.into(), r1),
+                1 if n.length() > 0.1 => Shape::plane(c1.into(), n.into()),
+                // Degenerate capsules: one sphere inside the other, and coincident centres.
+                2 => Shape::capsule(c1.into(), r1 + 0.3, (c1 + n * 0.1).into(), r2),
+                3 if case % 15 == 3 => Shape::capsule(c1.into(), r1, c1.into(), r2),
+                _ => Shape::capsule(c1.into(), r1, c2.into(), r2),
+            };
+            let reach = rnd() * 0.1;
+            let want = shape.closest(x);
+            let got = PreparedShape::new(&shape).closest_within(x, reach);
+            match got {
+                Some(g) => {
+                    within += 1;
+                    assert!(want.distance < reach, "{shape:?} x={x}");
+                    assert!((g.distance - want.distance).abs() <= 1e-6, "{g:?} {want:?}");
+                    assert!(g.normal.abs_diff_eq(want.normal, 1e-6), "{g:?} {want:?}");
+                    assert!((g.t - want.t).abs() <= 1e-6, "{g:?} {want:?}");
+                }
+                // Rejected: really out of reach (rounding aside).
+                None => assert!(
+                    want.distance >= reach - 1e-6,
+                    "{shape:?} x={x} reach={reach} {want:?}"
+                ),
+            }
+        }
+        assert!(within > 400, "too few points within reach: {within}");
+    }
+
+    #[test]
+    fn prepared_resolve_equals_resolve() {
+        let start = Shape::capsule(Vec3::ZERO, 0.2, Vec3::new(0.6, 0.1, 0.0), 0.1);
+        let end = Shape::capsule(
+            Vec3::new(0.0, 0.01, 0.0),
+            0.2,
+            Vec3::new(0.6, 0.12, 0.0),
+            0.1,
+        );
+        let prep = PreparedShape::new(&end);
+        for k in 0..200 {
+            let f = k as f32 / 200.0;
+            let x0 = Vec3A::new(f * 0.8 - 0.1, 0.15 + 0.1 * (f * 17.0).sin(), 0.05);
+            let xs = x0 - Vec3A::new(0.01, -0.02, 0.0);
+            let (mut a, mut b) = (x0, x0);
+            let ra = resolve(&mut a, xs, &end, &start, 0.005, 0.01, 0.4, 0.0);
+            let rb = resolve_prepared(&mut b, xs, &prep, &end, &start, 0.005, 0.01, 0.4, 0.0);
+            assert_eq!(ra.is_some(), rb.is_some(), "x={x0}");
+            assert!(a.abs_diff_eq(b, 1e-6), "{a} {b}");
+        }
     }
 }

@@ -150,6 +150,8 @@ pub struct ClothWorkspace {
     pub extra_normal: Vec<f32>,
     shapes_start: Vec<Shape>,
     shapes_end: Vec<Shape>,
+    /// `shapes_end` prepared for the narrow phase's distance queries.
+    prepared_end: Vec<collide::PreparedShape>,
     bounds: Vec<(Vec3A, Vec3A)>,
     /// The colliders the frame-long broad phase was prepared for (compared every substep, so a
     /// caller that changes them mid-frame still gets exact lists).
@@ -199,6 +201,7 @@ impl ClothWorkspace {
             extra_normal: vec![0.0; n],
             shapes_start: Vec::new(),
             shapes_end: Vec::new(),
+            prepared_end: Vec::new(),
             bounds: Vec::new(),
             swept_for: Vec::new(),
             swept: Vec::new(),
@@ -392,11 +395,13 @@ pub fn substep_timed(
 fn interpolate_colliders(colliders: &[Collider], t0: f32, t1: f32, ws: &mut ClothWorkspace) {
     ws.shapes_start.clear();
     ws.shapes_end.clear();
+    ws.prepared_end.clear();
     ws.bounds.clear();
     for c in colliders {
         ws.shapes_start.push(Shape::lerp(&c.prev, &c.cur, t0));
         let end = Shape::lerp(&c.prev, &c.cur, t1);
         ws.bounds.push(end.aabb());
+        ws.prepared_end.push(collide::PreparedShape::new(&end));
         ws.shapes_end.push(end);
     }
     if ws.swept_for.as_slice() != colliders {
@@ -797,6 +802,7 @@ pub fn collide(
     }
     let inv_dt = 1.0 / dt;
     let (shapes_end, shapes_start, bounds) = (&ws.shapes_end, &ws.shapes_start, &ws.bounds);
+    let prepared = &ws.prepared_end;
     let (bvh, swept_collider, unbounded, generation, swept) = (
         &ws.collider_bvh,
         &ws.swept_collider,
@@ -901,16 +907,16 @@ pub fn collide(
                         }
                         std::mem::swap(&mut scratch.near, &mut scratch.block_cut);
                     }
-                    scratch.candidates.clear();
-                    scratch.candidates.extend_from_slice(&scratch.block_cut);
-                } else {
-                    scratch.candidates.clear();
-                    let n = scratch.p_len[k] as usize;
-                    scratch
-                        .candidates
-                        .extend_from_slice(&scratch.p_list[k][..n]);
                 }
-                if inv_mass[i] > 0.0 && !scratch.candidates.is_empty() {
+                // The candidates are read in place (the particle's own list is copied to the
+                // stack: at most PARTICLE_LIST entries), not gathered into a vector.
+                let own = scratch.p_list[k];
+                let candidates: &[u32] = if scratch.p_len[k] == u8::MAX {
+                    &scratch.block_cut
+                } else {
+                    &own[..scratch.p_len[k] as usize]
+                };
+                if inv_mass[i] > 0.0 && !candidates.is_empty() {
                     let (t, mu, en) = (model.thickness[i], model.friction[i], extra[i]);
                     let reach = t + margin;
                     let reach_near = reach + SECOND_PASS_SLACK;
@@ -924,9 +930,10 @@ pub fn collide(
                         if outside(*xk, bounds[ci], reach) {
                             return false;
                         }
-                        let hit = collide::resolve(
+                        let hit = collide::resolve_prepared(
                             xk,
                             xp[k],
+                            &prepared[ci],
                             &shapes_end[ci],
                             &shapes_start[ci],
                             t,
@@ -954,8 +961,8 @@ pub fn collide(
                     scratch.near.clear();
                     let mut touched = 0;
                     let mut moved = 0.0f32;
-                    for idx in 0..scratch.candidates.len() {
-                        let ci = scratch.candidates[idx] as usize;
+                    for idx in 0..candidates.len() {
+                        let ci = candidates[idx] as usize;
                         if outside(x[k], bounds[ci], reach_near) {
                             continue;
                         }
@@ -971,13 +978,13 @@ pub fn collide(
                         let n = if use_near {
                             scratch.near.len()
                         } else {
-                            scratch.candidates.len()
+                            candidates.len()
                         };
                         for idx in 0..n {
                             let ci = if use_near {
                                 scratch.near[idx]
                             } else {
-                                scratch.candidates[idx]
+                                candidates[idx]
                             } as usize;
                             apply(ci, &mut x[k]);
                         }
@@ -1035,6 +1042,7 @@ fn collide_brute_force(
     }
     let inv_dt = 1.0 / dt;
     let (shapes_end, shapes_start, bounds) = (&ws.shapes_end, &ws.shapes_start, &ws.bounds);
+    let prepared = &ws.prepared_end;
     let (inv_mass, extra) = (&state.inv_mass, &ws.extra_normal);
     let grow = model.max_thickness + margin;
     #[allow(clippy::too_many_arguments)]
@@ -1081,9 +1089,10 @@ fn collide_brute_force(
                             if x[k].cmplt(blo - reach).any() || x[k].cmpgt(bhi + reach).any() {
                                 continue;
                             }
-                            let hit = collide::resolve(
+                            let hit = collide::resolve_prepared(
                                 &mut x[k],
                                 xp[k],
+                                &prepared[ci],
                                 &shapes_end[ci],
                                 &shapes_start[ci],
                                 t,
