@@ -162,7 +162,6 @@ fn cape_sash_headband_jab_cross_every_frame() {
 }
 
 #[test]
-#[ignore = "KNOWN FAILURE: front_kick (lbs) frame 47: hakama spring at 115.7 % of rest; the collision stage runs after the Provot limit, so a fast kick leaves springs stretched at the end of a frame"]
 fn dressed_front_kick_every_frame() {
     every_frame_of("front_kick", &GarmentKind::ALL);
 }
@@ -173,7 +172,6 @@ fn cape_sash_headband_front_kick_every_frame() {
 }
 
 #[test]
-#[ignore = "KNOWN FAILURE: roundhouse_kick (lbs) frame 48: hakama spring at 112.9 % (117 % with the hakama alone); the collision stage runs after the Provot limit, so a fast kick leaves springs stretched at the end of a frame"]
 fn dressed_roundhouse_kick_every_frame() {
     every_frame_of("roundhouse_kick", &GarmentKind::ALL);
 }
@@ -184,7 +182,6 @@ fn cape_sash_headband_roundhouse_kick_every_frame() {
 }
 
 #[test]
-#[ignore = "KNOWN FAILURE: spinning_back_kick (lbs) frame 44: hakama spring at 112.4 %; the collision stage runs after the Provot limit, so a fast kick leaves springs stretched at the end of a frame"]
 fn dressed_spinning_back_kick_every_frame() {
     every_frame_of("spinning_back_kick", &GarmentKind::ALL);
 }
@@ -195,7 +192,7 @@ fn cape_sash_headband_spinning_back_kick_every_frame() {
 }
 
 #[test]
-#[ignore = "KNOWN FAILURE: kata (lbs) frame 56: hakama spring at 112.6 %; later up to 161 % (frame 369); the collision stage runs after the Provot limit, so a fast kick leaves springs stretched at the end of a frame"]
+#[ignore = "KNOWN FAILURE: kata (lbs) frame 354 (t = 5.92 s): hakama spring at 112.2 % (the kicks before it now pass); hakama alone up to 620 %: from frame ~354 the hands and forearms sweep into the skirt and pinch it against the Hips capsule, and later the pinned waist ring lies up to 16 mm inside the Hips capsule so row 1 is pushed out against its pins (see hakama_stretch_report)"]
 fn dressed_kata_every_frame() {
     every_frame_of("kata", &GarmentKind::ALL);
 }
@@ -204,6 +201,81 @@ fn dressed_kata_every_frame() {
 #[ignore = "KNOWN FAILURE: kata (lbs) frame 628 (t = 10.48 s, past the first 0.75 s the old test covered): a sash particle 54 mm inside the body (not yet investigated)"]
 fn cape_sash_headband_kata_every_frame() {
     every_frame_of("kata", &NO_HAKAMA);
+}
+
+/// Diagnostic for issue 5 (the hakama stretching in kicks): runs one clip (`DRAPE_CLIP`, default
+/// `front_kick`, LBS) with the hakama alone and prints, for every frame that breaks the Provot
+/// limit + 2 %, the worst spring: its ends, whether pinned, their signed distance to the body
+/// and the bones of the collider each end last touched. Run by hand:
+/// `DRAPE_CLIP=kata cargo test --no-default-features --test scene hakama_stretch_report -- --ignored --nocapture`.
+#[test]
+#[ignore = "diagnostic print; run by hand"]
+fn hakama_stretch_report() {
+    let clip = std::env::var("DRAPE_CLIP").unwrap_or_else(|_| "front_kick".into());
+    let ninja = drape::ninja::build().unwrap();
+    let mut scene = Scene::new(
+        ninja.rig.clone(),
+        coarse_config(Some(clip.clone()), &[GarmentKind::Hakama]),
+    )
+    .unwrap();
+    let c = &ninja.rig.clips[ninja.rig.clip(&clip).expect("no such clip")];
+    let frames = whole_clip_frames(&scene, c);
+    let limit = 1.0 + scene.config.sim.provot_limit.unwrap_or(0.1) + 0.02;
+    // The bones at the two ends of collider `c` (a proxy capsule), or "-" for no contact.
+    let bones = |scene: &Scene, c: u32| -> String {
+        if c == u32::MAX {
+            return "-".into();
+        }
+        let skin = &scene.rig.skins[scene.config.skin];
+        let name = |s: u32| {
+            let node = skin.joints[scene.proxies.joint[s as usize] as usize] as usize;
+            scene.rig.skeleton.names[node].clone()
+        };
+        let [a, b] = scene.proxies.capsules[c as usize];
+        format!("{}/{}", name(a), name(b))
+    };
+    let mut worst_all = 0.0f32;
+    for f in 0..frames {
+        scene.step(1.0 / 60.0);
+        assert!(
+            scene.state.is_finite(),
+            "{clip}: frame {f}: non-finite particle"
+        );
+        let (m, st, l) = (&scene.model, &scene.state, &scene.model.limits);
+        let ratio = |e: usize| st.x[l.a[e] as usize].distance(st.x[l.b[e] as usize]) / l.rest[e];
+        let free = |e: usize| !(m.is_pinned(l.a[e] as usize) && m.is_pinned(l.b[e] as usize));
+        let over = (0..l.len())
+            .filter(|&e| free(e) && ratio(e) > limit)
+            .count();
+        let Some(e) = (0..l.len())
+            .filter(|&e| free(e))
+            .max_by(|&p, &q| ratio(p).total_cmp(&ratio(q)))
+        else {
+            continue;
+        };
+        worst_all = worst_all.max(ratio(e));
+        if over == 0 {
+            continue;
+        }
+        let end = |i: usize| {
+            let sdf = union_sdf(st.x[i].into(), &scene.proxy_frame, &scene.proxies.capsules);
+            format!(
+                "{i}{} at {:.3?}, {:+.1} mm from the body, on {}",
+                if m.is_pinned(i) { " (pin)" } else { "" },
+                st.x[i].to_array(),
+                sdf * 1e3,
+                bones(&scene, scene.workspace.contact_collider[i])
+            )
+        };
+        println!(
+            "frame {f}: {over} springs over; worst {:.1} % of rest {:.1} mm: {} — {}",
+            100.0 * ratio(e),
+            l.rest[e] * 1e3,
+            end(l.a[e] as usize),
+            end(l.b[e] as usize)
+        );
+    }
+    println!("{clip}: worst spring {:.1} % of rest", 100.0 * worst_all);
 }
 
 /// Every built-in clip has a test above.
