@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
-//!   → [constrain → collide] × CONTACT_ROUNDS
+//!   → [constrain → collide] × SimParams::contact_rounds
 //! ```
 //!
 //! `forces` accumulates springs and wind (gravity is added by `integrate`); `adhere` is the wet
@@ -383,7 +383,7 @@ pub fn substep_timed(
     #[cfg(test)]
     if ws.brute_force_collide {
         collide_brute_force(model, state, ws, params, dt);
-        for _ in 0..contact_rounds(ws) {
+        for _ in 0..contact_rounds(ws, params) {
             constrain(model, state, params);
             collide_brute_force(model, state, ws, params, dt);
         }
@@ -391,32 +391,32 @@ pub fn substep_timed(
         return;
     }
     collide(model, state, ws, params, dt);
-    for _ in 0..contact_rounds(ws) {
+    for _ in 0..contact_rounds(ws, params) {
         constrain(model, state, params);
         collide(model, state, ws, params, dt);
     }
     lap(6);
 }
 
-/// Extra `constrain` → `collide` rounds after a substep's `collide`, count (range 0..8, default
-/// 2). One pass of each leaves cloth that a fast limb pushed out along its surface stretched
-/// (collision runs last, so it wins): a hakama leg draped over a kicking knee, one end held on
-/// the thigh and the other on the shin, ended frames at 114–115 % of rest with Provot's limit at
-/// 110 %. Alternating the two projections is Gauss–Seidel over both constraint sets; measured
-/// on the hakama alone (coarse, `hakama_stretch_report` in tests/scene.rs): worst spring in the
-/// front kick 115.3 % (0 rounds), 112.7 % (1), 111.7 % (2), 110.8 % (4). More Provot passes
-/// without collision in between change nothing, since collision undoes them.
-pub const CONTACT_ROUNDS: u32 = 2;
-
-/// [`CONTACT_ROUNDS`] for dry cloth, none for wet cloth: `collide` applies friction each time it
-/// runs, and with the bridges' extra normal load (wet.rs) applying it three times per substep
-/// makes wet cloth stick far more than the calibrated single pass (the Fig. 6 and Fig. 7 checks
-/// in tests/wet.rs fail). A friction-free re-projection would let wet cloth have the rounds too.
-fn contact_rounds(ws: &ClothWorkspace) -> u32 {
+/// Why [`SimParams::contact_rounds`] exists: one pass each of `constrain` and `collide` leaves
+/// cloth that a fast limb pushed out along its surface stretched (collision runs last, so it
+/// wins): a hakama leg draped over a kicking knee, one end held on the thigh and the other on the
+/// shin, ended frames at 114–115 % of rest with Provot's limit at 110 %. Alternating the two
+/// projections is Gauss–Seidel over both constraint sets; measured on the hakama alone (coarse,
+/// `hakama_stretch_report` in tests/scene.rs): worst spring in the front kick 115.3 % (0 rounds),
+/// 112.7 % (1), 111.7 % (2), 110.8 % (4). More Provot passes without collision in between change
+/// nothing, since collision undoes them. Each round costs one more `constrain` and `collide`, so
+/// the engine's default is 0 and the dressed scene asks for 2.
+///
+/// Wet cloth gets none: `collide` applies friction each time it runs, and with the bridges'
+/// extra normal load (wet.rs) applying it three times per substep makes wet cloth stick far more
+/// than the calibrated single pass (the Fig. 6 and Fig. 7 checks in tests/wet.rs fail). A
+/// friction-free re-projection would let wet cloth have the rounds too.
+fn contact_rounds(ws: &ClothWorkspace, params: &SimParams) -> u32 {
     if ws.wet.active {
         0
     } else {
-        CONTACT_ROUNDS
+        params.contact_rounds.min(8)
     }
 }
 
