@@ -95,9 +95,8 @@ impl OrbitCamera {
         let radius = ((hi - lo).length() * 0.5).max(0.05);
         self.target = (lo + hi) * 0.5;
         self.pan = Vec3::ZERO;
-        self.distance =
-            crate::math::framing_distance(radius, FOV_Y_DEG.to_radians(), aspect, 1.1)
-                .clamp(0.1, 100.0);
+        self.distance = crate::math::framing_distance(radius, FOV_Y_DEG.to_radians(), aspect, 1.1)
+            .clamp(0.1, 100.0);
     }
 
     /// Follows a character whose centre is `centre`: the target eases towards `centre + pan`
