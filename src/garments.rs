@@ -855,20 +855,21 @@ fn cape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     Ok(sheet)
 }
 
-/// The hakama: a divided trouser (umanori), two very wide legs joined at the crotch.
+/// The hakama: a divided trouser (umanori), two very wide legs side by side.
 ///
-/// Each leg is one tube of cloth. Its top edge, all pinned, is the loop a real hakama leg is sewn
-/// along: half of the waist ring (from the back centre round the hip to the front centre), then
-/// the crotch seam down the front of the body to the crotch and up the back to the back centre
-/// again. Below that loop the tube widens within the top quarter of its length into a wide half
-/// skirt whose inner side is a flat gusset panel on the body's mid-plane and whose outer side is
-/// a half-ellipse with `ease` around the widest the leg's side of the body gets, folded in pleats.
+/// Each leg is one open sheet of cloth, half a skirt: its top row, all pinned, runs along the
+/// outer half of the waist ring, from the back centre round that leg's hip to the front centre.
+/// Below it the sheet widens within the top quarter of its length into a half-ellipse with
+/// `ease` around the widest the leg's side of the body gets, folded in pleats. The two halves
+/// meet at the body's mid-plane front and back, `2 · seam_gap` apart, and are not sewn there:
+/// there is no crotch seam and no inner (gusset) panel, so between the legs each half hangs
+/// free.
 ///
 /// Why divided: a closed skirt must go round both legs, so a kicking knee lifts the whole skirt
 /// and stretches its ring between the standing and the kicking leg (past Provot's limit in the
 /// front and roundhouse kicks). A divided leg is lifted by its own thigh alone; its back panel
-/// hangs from the waist and the crotch, so it can reach the raised knee without stretching.
-/// The two inner panels keep `seam_gap` apart so they never start in contact.
+/// hangs from the waist, so it can reach the raised knee without stretching. The two halves
+/// keep `seam_gap` from the mid-plane so they never start in contact.
 fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     let g = "hakama";
     let hips = body.joint("Hips", g)?;

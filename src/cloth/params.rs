@@ -149,7 +149,7 @@ pub struct SimParams {
     pub provot_iterations: u32,
     /// Extra `constrain` → `collide` rounds after each substep's `collide`, count. Range 0 … 8.
     /// Default 0 (the engine's plain stage order, which the `drop` benchmark is defined with);
-    /// the dressed character ([`crate::scene::SceneConfig`]) uses 2, which keeps cloth draped
+    /// the dressed character ([`crate::scene::SceneConfig`]) uses 3, which keeps cloth draped
     /// over a fast limb within Provot's limit — see `cloth::step`'s `contact_rounds`. Wet cloth
     /// gets none (each round re-applies friction under the bridges' load).
     pub contact_rounds: u32,
