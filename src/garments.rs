@@ -577,15 +577,40 @@ impl<'a> BodyAtRest<'a> {
     fn joints_under(&self, excluded: &[&str]) -> Vec<bool> {
         let sk = &self.rig.skeleton;
         let roots: Vec<usize> = excluded.iter().filter_map(|n| self.node(n)).collect();
-        let mut under = vec![false; sk.len()];
-        for i in 0..sk.len() {
-            under[i] = roots.contains(&i) || sk.parents[i].is_some_and(|p| under[p as usize]);
-        }
+        // Up the ancestors of every node (glTF does not order parents before children).
+        let under: Vec<bool> = (0..sk.len())
+            .map(|i| {
+                let mut n = Some(i);
+                for _ in 0..sk.len() {
+                    match n {
+                        Some(k) if roots.contains(&k) => return true,
+                        Some(k) => n = sk.parents.get(k).copied().flatten().map(|p| p as usize),
+                        None => break,
+                    }
+                }
+                false
+            })
+            .collect();
         let skin = &self.rig.skins[self.skin];
         skin.joints
             .iter()
             .map(|&n| under.get(n as usize).copied().unwrap_or(false))
             .collect()
+    }
+
+    /// Skin joints outside the trunk (the hips and spine chain): the subtrees of the limb roots
+    /// (each shoulder, or the upper arm where the rig has no shoulder; each upper leg) and of
+    /// the neck.
+    pub fn limb_joints(&self) -> Vec<bool> {
+        let mut roots = vec!["LeftUpLeg", "RightUpLeg", "Neck"];
+        for [shoulder, arm] in [["LeftShoulder", "LeftArm"], ["RightShoulder", "RightArm"]] {
+            roots.push(if self.node(shoulder).is_some() {
+                shoulder
+            } else {
+                arm
+            });
+        }
+        self.joints_under(&roots)
     }
 
     fn bind(&self, points: &[Vec3]) -> Result<PinBinding, GarmentError> {
@@ -595,7 +620,9 @@ impl<'a> BodyAtRest<'a> {
     /// Binds world-space points (at rest) to the skin like [`BodyAtRest::bind`], but without the
     /// influences of the skin joints flagged in `excluded` (renormalised; kept if nothing else
     /// is left). A waistband is tied round the pelvis: it must not slide with the thigh's skin
-    /// when a knee comes up, so the hakama's and the sash's pins drop the legs' weights.
+    /// when a knee comes up, so the hakama's and the sash's pins keep only the trunk's weights.
+    /// A point whose nearest vertex has no kept weight at all takes the nearest vertex that is
+    /// at least half on kept joints.
     fn bind_excluding(
         &self,
         points: &[Vec3],
@@ -613,29 +640,43 @@ impl<'a> BodyAtRest<'a> {
             return Err(GarmentError::NoSkin);
         }
         let mut out = PinBinding::default();
+        let is_excluded = |j: u16| excluded.get(j as usize).copied().unwrap_or(false);
+        let kept_weight = |j: [u16; 4], w: [f32; 4]| -> f32 {
+            (0..4).filter(|&k| !is_excluded(j[k])).map(|k| w[k]).sum()
+        };
         for &p in points {
-            let mut best = (f32::INFINITY, [0u16; 4], [1.0f32, 0.0, 0.0, 0.0], 0, 0);
-            for &(mi, m) in &meshes {
-                for (v, q) in m.positions.iter().enumerate() {
-                    let w = blend(&self.world_from_bind, m.joints[v], m.weights[v]);
-                    let d = w.transform_point3(*q).distance_squared(p);
-                    if d < best.0 {
-                        best = (d, m.joints[v], m.weights[v], mi as u32, v as u32);
+            // Nearest skin vertex; when it has (almost) nothing but excluded influences (a hand
+            // hanging by the hip, a thigh's skin under the waistband), the nearest vertex that
+            // is at least half on the kept joints instead, so that the pin cannot swing with
+            // the limb.
+            let nearest = |min_kept: f32| {
+                let mut best = (f32::INFINITY, [0u16; 4], [1.0f32, 0.0, 0.0, 0.0], 0, 0);
+                for &(mi, m) in &meshes {
+                    for (v, q) in m.positions.iter().enumerate() {
+                        if min_kept > 0.0 && kept_weight(m.joints[v], m.weights[v]) < min_kept {
+                            continue;
+                        }
+                        let w = blend(&self.world_from_bind, m.joints[v], m.weights[v]);
+                        let d = w.transform_point3(*q).distance_squared(p);
+                        if d < best.0 {
+                            best = (d, m.joints[v], m.weights[v], mi as u32, v as u32);
+                        }
                     }
+                }
+                best
+            };
+            let mut best = nearest(0.0);
+            if kept_weight(best.1, best.2) <= 1e-3 {
+                let trunk = nearest(0.5);
+                if trunk.0.is_finite() {
+                    best = trunk;
                 }
             }
             let mut weights = best.2;
-            let kept: f32 = (0..4)
-                .filter(|&k| !excluded.get(best.1[k] as usize).copied().unwrap_or(false))
-                .map(|k| weights[k])
-                .sum();
+            let kept = kept_weight(best.1, weights);
             if kept > 1e-3 && kept < 0.9999 {
                 for (w, &j) in weights.iter_mut().zip(&best.1) {
-                    *w = if excluded.get(j as usize).copied().unwrap_or(false) {
-                        0.0
-                    } else {
-                        *w / kept
-                    };
+                    *w = if is_excluded(j) { 0.0 } else { *w / kept };
                 }
             }
             let best = (best.0, best.1, weights, best.3, best.4);
@@ -692,10 +733,12 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         .map(|&i| garment.rest[i as usize])
         .collect();
     let pins = match spec.kind {
-        GarmentKind::Hakama | GarmentKind::Sash => body.bind_excluding(
-            &pin_points,
-            &body.joints_under(&["LeftUpLeg", "RightUpLeg"]),
-        )?,
+        // A waistband is tied round the trunk: on a rig whose hands hang by the hips
+        // (CesiumMan) the nearest skin is often the forearm's or the hand's, and a pin bound to
+        // it swings with the arm.
+        GarmentKind::Hakama | GarmentKind::Sash => {
+            body.bind_excluding(&pin_points, &body.limb_joints())?
+        }
         // A cape is tied over the shoulders and the upper back: it must not ride on the upper
         // arm's skin when the arms swing.
         GarmentKind::Cape => {

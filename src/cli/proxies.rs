@@ -1,12 +1,13 @@
 //! `drape proxies FILE`: fits the body proxies to a character (or the built-in ninja) and prints
-//! their quality at the bind pose (coverage, gaps; `body::ProxyQuality`).
+//! their quality at the bind pose (coverage, gaps; `body::ProxyQuality`), and with `--worst N`
+//! the N worst-fitted bones (`body::quality_by_joint`).
 
 use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
 use super::CliError;
-use crate::body::{quality_at_bind, Proxies, ProxyOptions, QUALITY_TOLERANCE};
+use crate::body::{quality_at_bind, quality_by_joint, Proxies, ProxyOptions, QUALITY_TOLERANCE};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -18,6 +19,10 @@ pub struct Args {
     /// Exit non-zero unless at least 95 % of the surface is within 1.5 cm of a proxy.
     #[arg(long)]
     pub check: bool,
+    /// Also list the N worst-fitted bones: each one's share of the surface, of it within
+    /// 1.5 cm of a proxy, deeper inside one (proxies sticking out) and farther outside (too thin).
+    #[arg(long, value_name = "N")]
+    pub worst: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -36,6 +41,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let q = quality_at_bind(&rig, args.skin, &proxies);
     println!("{name} (skin {}):", args.skin);
     println!("{q}");
+    if let Some(n) = args.worst {
+        let per = quality_by_joint(&rig, args.skin, &proxies);
+        println!("worst-fitted bones (share of the surface; within / inside / outside 1.5 cm):");
+        for j in per.iter().take(n) {
+            println!(
+                "  {:28} {:5.1} %   within {:5.1} %   inside {:5.1} %   outside {:5.1} %   {} spheres",
+                j.name,
+                100.0 * j.area,
+                100.0 * j.within,
+                100.0 * j.deep,
+                100.0 * j.far,
+                j.spheres
+            );
+        }
+    }
     if args.check && q.within < 0.95 {
         return Err(CliError::new(format!(
             "{name}: only {:.1} % of the surface is within {:.1} cm of a proxy (target 95 %)",
