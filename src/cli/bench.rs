@@ -59,6 +59,10 @@ pub struct ClothArgs {
     /// print its cost relative to the dry run.
     #[arg(long)]
     pub wet: bool,
+    /// Force the staged substep (one pass per stage) where the fused one would run, for
+    /// comparison (src/cloth/fused.rs).
+    #[arg(long)]
+    pub staged: bool,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -115,6 +119,7 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
                     );
                     scene.params.wet.self_adhesion = true;
                 }
+                scene.workspace.force_staged = args.staged;
                 let mut times = StageTimes::default();
                 let cpu0 = process_cpu_seconds();
                 let t = std::time::Instant::now();

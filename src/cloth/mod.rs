@@ -35,6 +35,7 @@ pub mod collide;
 pub mod constraints;
 pub mod export;
 pub mod forces;
+pub mod fused;
 pub mod hash;
 pub mod model;
 pub mod params;

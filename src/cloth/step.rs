@@ -182,6 +182,11 @@ pub struct ClothWorkspace {
     pub list_rebuilds: u64,
     /// The wet stage's per-particle data and counters (src/cloth/wet.rs).
     pub wet: wet::WetScratch,
+    /// Run the staged substep even where the fused one applies (`drape bench cloth
+    /// --staged`, and the tests that compare the two). Default false.
+    pub force_staged: bool,
+    /// The fused substep's band scratch and double buffers (src/cloth/fused.rs).
+    fused: super::fused::FusedScratch,
 }
 
 impl ClothWorkspace {
@@ -218,6 +223,8 @@ impl ClothWorkspace {
             list_radius: 0.0,
             list_rebuilds: 0,
             wet: wet::WetScratch::new(model),
+            force_staged: false,
+            fused: super::fused::FusedScratch::new(model),
         }
     }
 
@@ -357,6 +364,43 @@ pub fn substep_timed(
     let dt = params.dt();
     let (t0, t1) = (s as f32 / n_sub as f32, (s + 1) as f32 / n_sub as f32);
     let time = state.time as f32 + s as f32 * dt;
+    interpolate_colliders(colliders, t0, t1, ws);
+    #[cfg(test)]
+    let staged = ws.force_staged || ws.brute_force_collide;
+    #[cfg(not(test))]
+    let staged = ws.force_staged;
+    if !staged && super::fused::eligible(model, state, colliders, params) {
+        // The same stages in one pass per band of rows (src/cloth/fused.rs), bit-identical.
+        let clock = times.as_ref().map(|_| std::time::Instant::now());
+        adhere(model, state, ws, params);
+        let adhered = clock.map(|c| c.elapsed().as_secs_f64());
+        let io = super::fused::FusedIo {
+            garment_scale: &ws.stability.garment_scale,
+            shapes_start: &ws.shapes_start,
+            shapes_end: &ws.shapes_end,
+            bounds: &ws.bounds,
+            prepared_end: &ws.prepared_end,
+            extra_normal: &ws.extra_normal,
+            contact_gap: &mut ws.contact_gap,
+            contact_normal: &mut ws.contact_normal,
+            contact_collider: &mut ws.contact_collider,
+        };
+        let st = super::fused::substep(model, state, &mut ws.fused, io, params, s, clock.is_some());
+        for (c, sc) in ws.chunks.iter_mut().enumerate() {
+            sc.contacts = if c == 0 { st.contacts } else { 0 };
+            sc.limited = if c == 0 { st.speed_limited } else { 0 };
+        }
+        if let (Some(t), Some(c), Some(a)) = (times, clock, adhered) {
+            // The pass's wall time, split like the bands' summed time in each part.
+            let wall = c.elapsed().as_secs_f64() - a;
+            let sum: f64 = st.secs.iter().sum::<f64>().max(1e-12);
+            t.secs[1] += a;
+            for (k, stage) in [0, 2, 6].into_iter().enumerate() {
+                t.secs[stage] += wall * st.secs[k] / sum;
+            }
+        }
+        return;
+    }
     let mut clock = times.as_ref().map(|_| std::time::Instant::now());
     let mut lap = |k: usize| {
         if let (Some(t), Some(c)) = (times.as_deref_mut(), clock.as_mut()) {
@@ -365,7 +409,6 @@ pub fn substep_timed(
             *c = now;
         }
     };
-    interpolate_colliders(colliders, t0, t1, ws);
     forces(model, state, ws, params, time);
     lap(0);
     adhere(model, state, ws, params);
