@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::anim::{Clip, Interpolation};
-use crate::math::{Quat, Vec3};
+use crate::math::{Quat, Transform, Vec2, Vec3};
 use crate::rig::{Rig, SkinnedMesh};
 
 #[derive(Debug, thiserror::Error)]
@@ -305,14 +305,22 @@ fn encode_png(t: &crate::rig::Texture) -> Result<Vec<u8>, ExportError> {
     Ok(out.into_inner())
 }
 
-/// Serialises `rig` as a GLB (binary glTF 2.0) file.
-pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
-    check(rig)?;
-    let mut b = Builder {
-        bin: Vec::new(),
-        views: Vec::new(),
-        accessors: Vec::new(),
-    };
+/// The rig's static content, written into a [`Builder`]: the JSON arrays that refer to it.
+struct RigParts {
+    nodes: Vec<Value>,
+    meshes: Vec<Value>,
+    skins: Vec<Value>,
+    materials: Vec<Value>,
+    textures: Vec<Value>,
+    images: Vec<Value>,
+    /// Root nodes of the skeleton.
+    roots: Vec<usize>,
+    /// Per rig mesh: (glTF mesh, primitive) it became.
+    layout: Vec<(usize, usize)>,
+}
+
+/// Writes the rig's nodes, meshes, skins, textures and materials (everything but its clips).
+fn rig_parts(b: &mut Builder, rig: &Rig) -> Result<RigParts, ExportError> {
     let sk = &rig.skeleton;
 
     // Meshes: group primitives by node, in node order.
@@ -321,12 +329,16 @@ pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
         by_node.entry(m.node).or_default().push(i);
     }
     let mut meshes = Vec::new();
+    let mut layout = vec![(0, 0); rig.meshes.len()];
     let mut node_mesh: BTreeMap<u32, (usize, Option<u32>)> = BTreeMap::new();
     for (&node, prims) in &by_node {
         let primitives: Vec<Value> = prims
             .iter()
-            .map(|&i| mesh_primitive(&mut b, &rig.meshes[i]))
+            .map(|&i| mesh_primitive(b, &rig.meshes[i]))
             .collect();
+        for (k, &i) in prims.iter().enumerate() {
+            layout[i] = (meshes.len(), k);
+        }
         let name = rig.meshes[prims[0]].name.clone();
         meshes.push(json!({"name": name, "primitives": primitives}));
         node_mesh.insert(node, (meshes.len() - 1, rig.meshes[prims[0]].skin));
@@ -377,6 +389,22 @@ pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
     }
     let roots: Vec<usize> = (0..sk.len()).filter(|&i| sk.parents[i].is_none()).collect();
 
+    let (textures, images) = texture_parts(b, rig)?;
+    let materials = material_parts(rig);
+    Ok(RigParts {
+        nodes,
+        meshes,
+        skins,
+        materials,
+        textures,
+        images,
+        roots,
+        layout,
+    })
+}
+
+/// The rig's textures (embedded PNG) and their images.
+fn texture_parts(b: &mut Builder, rig: &Rig) -> Result<(Vec<Value>, Vec<Value>), ExportError> {
     let mut images = Vec::new();
     let mut textures = Vec::new();
     for (i, t) in rig.textures.iter().enumerate() {
@@ -385,8 +413,11 @@ pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
         images.push(json!({"name": t.name, "bufferView": view, "mimeType": "image/png"}));
         textures.push(json!({"sampler": 0, "source": i}));
     }
-    let materials: Vec<Value> = rig
-        .materials
+    Ok((textures, images))
+}
+
+fn material_parts(rig: &Rig) -> Vec<Value> {
+    rig.materials
         .iter()
         .map(|m| {
             let mut pbr = json!({
@@ -403,21 +434,33 @@ pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
             }
             v
         })
-        .collect();
+        .collect()
+}
 
-    let animations: Vec<Value> = rig.clips.iter().map(|c| animation(&mut b, c)).collect();
-
+/// The glTF root object from its arrays (empty optional arrays left out, as the spec asks).
+#[allow(clippy::too_many_arguments)]
+fn root_json(
+    b: &mut Builder,
+    generator: &str,
+    scene_nodes: Vec<usize>,
+    nodes: Vec<Value>,
+    meshes: Vec<Value>,
+    skins: Vec<Value>,
+    materials: Vec<Value>,
+    (textures, images): (Vec<Value>, Vec<Value>),
+    animations: Vec<Value>,
+) -> Value {
     while !b.bin.len().is_multiple_of(4) {
         b.bin.push(0);
     }
     let mut root = json!({
-        "asset": {"version": "2.0", "generator": concat!("drape ", env!("CARGO_PKG_VERSION"))},
+        "asset": {"version": "2.0", "generator": generator},
         "scene": 0,
-        "scenes": [{"name": "Scene", "nodes": roots}],
+        "scenes": [{"name": "Scene", "nodes": scene_nodes}],
         "nodes": nodes,
         "buffers": [{"byteLength": b.bin.len()}],
-        "bufferViews": b.views,
-        "accessors": b.accessors,
+        "bufferViews": std::mem::take(&mut b.views),
+        "accessors": std::mem::take(&mut b.accessors),
     });
     if !meshes.is_empty() {
         root["meshes"] = json!(meshes);
@@ -438,13 +481,22 @@ pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
     if !animations.is_empty() {
         root["animations"] = json!(animations);
     }
+    root
+}
 
+/// The GLB container: header, JSON chunk (space-padded), BIN chunk (zero-padded).
+fn glb_bytes(root: &Value, bin: &[u8]) -> Result<Vec<u8>, ExportError> {
     let mut json_bytes =
-        serde_json::to_vec(&root).map_err(|e| ExportError::Invalid(e.to_string()))?;
+        serde_json::to_vec(root).map_err(|e| ExportError::Invalid(e.to_string()))?;
     while json_bytes.len() % 4 != 0 {
         json_bytes.push(b' ');
     }
-    let total = 12 + 8 + json_bytes.len() + 8 + b.bin.len();
+    let total = 12 + 8 + json_bytes.len() + 8 + bin.len();
+    if total > u32::MAX as usize {
+        return Err(ExportError::Invalid(format!(
+            "{total} bytes exceed the 4 GiB a GLB file can hold"
+        )));
+    }
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(b"glTF");
     out.extend_from_slice(&2u32.to_le_bytes());
@@ -452,10 +504,372 @@ pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
     out.extend_from_slice(&(json_bytes.len() as u32).to_le_bytes());
     out.extend_from_slice(b"JSON");
     out.extend_from_slice(&json_bytes);
-    out.extend_from_slice(&(b.bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
     out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&b.bin);
+    out.extend_from_slice(bin);
     Ok(out)
+}
+
+/// Whether [`to_glb`] can write `rig` (consistent arrays, at most 4 influences per vertex); the
+/// reason when it cannot.
+pub fn exportable(rig: &Rig) -> Result<(), ExportError> {
+    check(rig)
+}
+
+/// Serialises `rig` as a GLB (binary glTF 2.0) file.
+pub fn to_glb(rig: &Rig) -> Result<Vec<u8>, ExportError> {
+    check(rig)?;
+    let mut b = Builder {
+        bin: Vec::new(),
+        views: Vec::new(),
+        accessors: Vec::new(),
+    };
+    let parts = rig_parts(&mut b, rig)?;
+    let animations: Vec<Value> = rig.clips.iter().map(|c| animation(&mut b, c)).collect();
+    let root = root_json(
+        &mut b,
+        concat!("drape ", env!("CARGO_PKG_VERSION")),
+        parts.roots,
+        parts.nodes,
+        parts.meshes,
+        parts.skins,
+        parts.materials,
+        (parts.textures, parts.images),
+        animations,
+    );
+    glb_bytes(&root, &b.bin)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baked simulations (`drape bake`): the body as the skinned rig with its pose sampled as node
+// keys, the garments (and a body glTF cannot skin) as morph-target meshes, one target per frame.
+
+/// What a morph-target mesh is drawn with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BakedMaterial {
+    /// One of the rig's materials (or none).
+    Rig(Option<u32>),
+    /// A new double-sided, matte material of this linear RGB colour (cloth).
+    Cloth([f32; 3]),
+}
+
+/// A mesh baked as morph targets: its world-space positions at every baked frame.
+#[derive(Clone, Debug)]
+pub struct MorphMesh {
+    pub name: String,
+    /// Triangle list.
+    pub indices: Vec<u32>,
+    /// Per vertex, or empty.
+    pub uvs: Vec<Vec2>,
+    pub material: BakedMaterial,
+    /// `frames[k][v]`: position of vertex `v` at baked frame `k`, metres, world space.
+    pub frames: Vec<Vec<Vec3>>,
+}
+
+/// How the body is baked.
+#[derive(Clone, Debug)]
+pub enum BakedBody {
+    /// The rig itself (skeleton nodes, skins with inverse bind matrices, meshes with
+    /// JOINTS_0/WEIGHTS_0), animated by node keys: `locals[k][node]` is every node's local
+    /// transform at baked frame `k`. glTF skins by linear blending (glTF 2.0 §3.7.3), so this
+    /// reproduces drape's LBS exactly and is small: a few floats per bone per frame.
+    Skinned { locals: Vec<Vec<Transform>> },
+    /// Every rig mesh as morph targets (world space): for skinning glTF cannot express (DQS,
+    /// CoR) or a rig the exporter cannot hold (8 influences). One full copy per frame.
+    Morph(Vec<MorphMesh>),
+}
+
+/// A baked scene for [`bake_to_glb`].
+#[derive(Clone, Debug)]
+pub struct Bake<'a> {
+    pub rig: &'a Rig,
+    /// Seconds of each baked frame, strictly increasing.
+    pub times: Vec<f32>,
+    /// Seconds the last frame is held after its key (> 0): the animation ends one frame
+    /// interval after the last frame, so a looping player shows the last frame as long as the
+    /// others instead of wrapping at the instant it appears.
+    pub hold: f32,
+    pub body: BakedBody,
+    pub garments: Vec<MorphMesh>,
+    /// Name of the animation.
+    pub name: String,
+}
+
+/// Where each baked mesh went in the file: (glTF mesh index, primitive index).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BakeLayout {
+    /// Per rig mesh.
+    pub body: Vec<(usize, usize)>,
+    /// Per garment.
+    pub garments: Vec<(usize, usize)>,
+}
+
+fn check_morph(m: &MorphMesh, frames: usize) -> Result<(), ExportError> {
+    let bad = |what: &str| Err(ExportError::Invalid(format!("baked mesh {}: {what}", m.name)));
+    if m.frames.len() != frames {
+        return bad("frame count differs from the key times");
+    }
+    let n = m.frames[0].len();
+    if m.frames.iter().any(|f| f.len() != n) {
+        return bad("vertex count changes between frames");
+    }
+    if m.frames.iter().flatten().any(|p| !p.is_finite()) {
+        return bad("non-finite position");
+    }
+    if m.indices.len() % 3 != 0 || m.indices.iter().any(|&i| i as usize >= n) {
+        return bad("bad triangle indices");
+    }
+    if !m.uvs.is_empty() && m.uvs.len() != n {
+        return bad("UV count differs from the vertex count");
+    }
+    Ok(())
+}
+
+/// Key outputs followed by the hold key (the last value again).
+fn with_hold<T: Copy>(v: &[T]) -> Vec<T> {
+    let mut out = v.to_vec();
+    out.extend(v.last().copied());
+    out
+}
+
+/// A morph-target mesh: base positions = frame 0, target `k − 1` = frame `k` − frame 0, and a
+/// LINEAR `weights` sampler that goes from frame to frame (weight 1 on frame k's target at its
+/// key, so positions between keys are interpolated linearly like the body's bones). Returns
+/// the mesh JSON and, when it has targets, the sampler output accessor.
+fn morph_mesh(
+    b: &mut Builder,
+    m: &MorphMesh,
+    material: Option<usize>,
+) -> (Value, Option<usize>) {
+    let base = &m.frames[0];
+    let n = base.len();
+    let pos = b.floats(&vec3s(base), 3, "VEC3", Some(ARRAY_BUFFER), true);
+    let mut attributes = json!({"POSITION": pos});
+    if !m.uvs.is_empty() {
+        let uv: Vec<f32> = m.uvs.iter().flat_map(|u| u.to_array()).collect();
+        attributes["TEXCOORD_0"] = json!(b.floats(&uv, 2, "VEC2", Some(ARRAY_BUFFER), false));
+    }
+    let ct = if n <= 65535 {
+        UNSIGNED_SHORT
+    } else {
+        UNSIGNED_INT
+    };
+    let idx = b.ints(&m.indices, 1, "SCALAR", ct, Some(ELEMENT_ARRAY_BUFFER));
+    let mut prim = json!({"attributes": attributes, "indices": idx, "mode": 4});
+    if let Some(mat) = material {
+        prim["material"] = json!(mat);
+    }
+    let mut mesh = json!({"name": m.name});
+    let n_t = m.frames.len() - 1;
+    let mut output = None;
+    if n_t > 0 {
+        let mut delta = Vec::with_capacity(n * 3);
+        let targets: Vec<Value> = m.frames[1..]
+            .iter()
+            .map(|f| {
+                delta.clear();
+                delta.extend(f.iter().zip(base).flat_map(|(p, q)| (*p - *q).to_array()));
+                json!({"POSITION": b.floats(&delta, 3, "VEC3", Some(ARRAY_BUFFER), true)})
+            })
+            .collect();
+        prim["targets"] = json!(targets);
+        mesh["weights"] = json!(vec![0.0f32; n_t]);
+        // Key k (k ≥ 1) shows target k − 1 alone, key 0 none; the hold key repeats the last.
+        let keys = m.frames.len() + 1;
+        let mut w = vec![0.0f32; keys * n_t];
+        for k in 1..keys {
+            w[k * n_t + (k - 1).min(n_t - 1)] = 1.0;
+        }
+        output = Some(b.floats(&w, 1, "SCALAR", None, false));
+    }
+    mesh["primitives"] = json!([prim]);
+    (mesh, output)
+}
+
+/// Node keys of a skinned bake: one LINEAR channel per node and property that moves (more than
+/// float noise away from the rest transform at some frame); the others keep their rest value.
+fn node_channels(
+    b: &mut Builder,
+    rig: &Rig,
+    locals: &[Vec<Transform>],
+    input: usize,
+    samplers: &mut Vec<Value>,
+    channels: &mut Vec<Value>,
+) {
+    // Far below anything visible (1 µm on a 1 m bone), far above f64 → f32 decomposition noise.
+    const EPS: f32 = 1e-6;
+    let far = |a: &[f32], b: &[f32], scale: f32| {
+        a.iter()
+            .zip(b)
+            .any(|(x, y)| (x - y).abs() > EPS * scale.max(1.0))
+    };
+    for (node, rest) in rig.skeleton.rest.iter().enumerate() {
+        let t: Vec<Vec3> = locals.iter().map(|l| l[node].translation).collect();
+        let s: Vec<Vec3> = locals.iter().map(|l| l[node].scale).collect();
+        // Consecutive rotations on one hemisphere: the glTF LINEAR rotation is a slerp, which
+        // three.js takes the short way, but Blender keys quaternion components and interpolates
+        // them one by one, so a sign flip between keys would spin the bone through the long way.
+        let mut r: Vec<Quat> = Vec::with_capacity(locals.len());
+        let mut prev = rest.rotation;
+        for l in locals {
+            let mut q = l[node].rotation.normalize();
+            if q.dot(prev) < 0.0 {
+                q = -q;
+            }
+            r.push(q);
+            prev = q;
+        }
+        let rest_t = rest.translation.to_array();
+        let moves_t = t
+            .iter()
+            .any(|v| far(&v.to_array(), &rest_t, rest.translation.length()));
+        let moves_r = r.iter().any(|q| {
+            let q = if q.dot(rest.rotation) < 0.0 { -*q } else { *q };
+            far(&q.to_array(), &rest.rotation.to_array(), 1.0)
+        });
+        let moves_s = s
+            .iter()
+            .any(|v| far(&v.to_array(), &rest.scale.to_array(), rest.scale.abs().max_element()));
+        let mut add = |b: &mut Builder, data: Vec<f32>, n: usize, ty: &str, path: &str| {
+            let out = b.floats(&data, n, ty, None, false);
+            samplers.push(json!({"input": input, "output": out, "interpolation": "LINEAR"}));
+            channels.push(
+                json!({"sampler": samplers.len() - 1, "target": {"node": node, "path": path}}),
+            );
+        };
+        if moves_t {
+            add(b, vec3s(&with_hold(&t)), 3, "VEC3", "translation");
+        }
+        if moves_r {
+            add(b, quats(&with_hold(&r)), 4, "VEC4", "rotation");
+        }
+        if moves_s {
+            add(b, vec3s(&with_hold(&s)), 3, "VEC3", "scale");
+        }
+    }
+}
+
+/// Serialises a baked scene as GLB: see [`Bake`] and [`BakedBody`]. One animation (`name`)
+/// drives the body and every garment over `times` plus the hold.
+pub fn bake_to_glb(bake: &Bake) -> Result<(Vec<u8>, BakeLayout), ExportError> {
+    let rig = bake.rig;
+    let frames = bake.times.len();
+    let bad = |m: &str| Err(ExportError::Invalid(m.to_string()));
+    if frames == 0 {
+        return bad("nothing to bake (no frames)");
+    }
+    if bake.times.iter().any(|t| !t.is_finite())
+        || !bake.times.windows(2).all(|w| w[0] < w[1])
+        || !(bake.hold > 0.0 && bake.hold.is_finite())
+    {
+        return bad("baked key times must be finite and increasing, the hold positive");
+    }
+    let mut b = Builder {
+        bin: Vec::new(),
+        views: Vec::new(),
+        accessors: Vec::new(),
+    };
+    let mut layout = BakeLayout::default();
+    let mut nodes;
+    let mut meshes;
+    let mut scene_nodes;
+    let skins;
+    let mut materials;
+    let tex;
+    let mut samplers = Vec::new();
+    let mut channels = Vec::new();
+    let mut keys = bake.times.clone();
+    keys.push(bake.times[frames - 1] + bake.hold);
+    let input = b.floats(&keys, 1, "SCALAR", None, true);
+    let mut morphs: Vec<(&MorphMesh, bool)> = Vec::new();
+    match &bake.body {
+        BakedBody::Skinned { locals } => {
+            check(rig)?;
+            let n = rig.skeleton.len();
+            if locals.len() != frames || locals.iter().any(|l| l.len() != n) {
+                return bad("baked node transforms do not match the frames and the skeleton");
+            }
+            if locals.iter().flatten().any(|t| !t.is_finite()) {
+                return bad("non-finite baked node transform");
+            }
+            let parts = rig_parts(&mut b, rig)?;
+            node_channels(&mut b, rig, locals, input, &mut samplers, &mut channels);
+            nodes = parts.nodes;
+            meshes = parts.meshes;
+            scene_nodes = parts.roots;
+            skins = parts.skins;
+            materials = parts.materials;
+            tex = (parts.textures, parts.images);
+            layout.body = parts.layout;
+        }
+        BakedBody::Morph(body) => {
+            if body.len() != rig.meshes.len() {
+                return bad("one baked body mesh per rig mesh expected");
+            }
+            nodes = Vec::new();
+            meshes = Vec::new();
+            scene_nodes = Vec::new();
+            skins = Vec::new();
+            materials = material_parts(rig);
+            tex = texture_parts(&mut b, rig)?;
+            morphs.extend(body.iter().map(|m| (m, true)));
+        }
+    }
+    morphs.extend(bake.garments.iter().map(|m| (m, false)));
+    for (m, is_body) in morphs {
+        check_morph(m, frames)?;
+        let material = match &m.material {
+            BakedMaterial::Rig(i) => {
+                i.filter(|&i| (i as usize) < rig.materials.len())
+                    .map(|i| i as usize)
+            }
+            BakedMaterial::Cloth(c) => {
+                materials.push(json!({
+                    "name": m.name,
+                    "doubleSided": true,
+                    "pbrMetallicRoughness": {
+                        "baseColorFactor": [c[0], c[1], c[2], 1.0],
+                        "metallicFactor": 0.0,
+                        "roughnessFactor": 0.9,
+                    },
+                }));
+                Some(materials.len() - 1)
+            }
+        };
+        let (mesh, weights) = morph_mesh(&mut b, m, material);
+        let node = nodes.len();
+        nodes.push(json!({"name": m.name, "mesh": meshes.len()}));
+        scene_nodes.push(node);
+        if is_body {
+            layout.body.push((meshes.len(), 0));
+        } else {
+            layout.garments.push((meshes.len(), 0));
+        }
+        meshes.push(mesh);
+        if let Some(out) = weights {
+            samplers.push(json!({"input": input, "output": out, "interpolation": "LINEAR"}));
+            channels.push(
+                json!({"sampler": samplers.len() - 1, "target": {"node": node, "path": "weights"}}),
+            );
+        }
+    }
+    let animations = if channels.is_empty() {
+        Vec::new()
+    } else {
+        vec![json!({"name": bake.name, "samplers": samplers, "channels": channels})]
+    };
+    let root = root_json(
+        &mut b,
+        concat!("drape ", env!("CARGO_PKG_VERSION"), " bake"),
+        scene_nodes,
+        nodes,
+        meshes,
+        skins,
+        materials,
+        tex,
+        animations,
+    );
+    Ok((glb_bytes(&root, &b.bin)?, layout))
 }
 
 /// Writes `rig` to `path` as GLB.

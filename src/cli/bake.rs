@@ -1,18 +1,32 @@
 //! `drape bake scene.toml --out baked.glb` (or flags instead of a file): simulates the dressed
-//! character over its clip and writes the body and every garment as one glTF 2.0 binary with
-//! morph-target animation: each mesh's base positions are the first baked frame, each later
-//! frame is one morph target (a position delta), and a STEP `weights` animation switches to
-//! frame k's target at its time. Blender's importer and three.js play this as is.
+//! character over its clip and writes it as one glTF 2.0 binary that Blender's importer and
+//! three.js play as is:
+//!
+//! - the body is the rig itself (skeleton nodes, skin, inverse bind matrices, the mesh with its
+//!   JOINTS_0/WEIGHTS_0), animated by node keys sampled at every baked frame (LINEAR, as drape
+//!   interpolates). glTF skins by linear blending, so with LBS this is drape's body exactly, and
+//!   small: the roundhouse kick's 28,607-vertex body costs ~100 bytes per bone per frame instead
+//!   of 343 KB per frame as morph targets. DQS and CoR cannot be expressed in glTF: with them
+//!   the body is baked as morph targets instead (larger; said on stderr).
+//! - each garment is a morph-target mesh: base positions = the first baked frame, one target per
+//!   later frame, and a LINEAR `weights` animation from each frame's target to the next.
+//!
+//! See [`crate::asset::export::bake_to_glb`] for the layout.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use clap::Args as ClapArgs;
-use serde_json::{json, Value};
 
 use super::CliError;
-use crate::math::Vec3;
+use crate::asset::export::{
+    bake_to_glb, exportable, Bake, BakeLayout, BakedBody, BakedMaterial, MorphMesh,
+};
+use crate::garments::GarmentKind;
+use crate::math::{Mat4, Transform, Vec3};
 use crate::scene::{load_rig_named, Scene, SceneConfig};
+use crate::skin::SkinMethod;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -30,12 +44,240 @@ pub struct Args {
     /// Seconds to bake (default: the clip's duration).
     #[arg(long)]
     pub seconds: Option<f32>,
-    /// Bake every n-th simulated frame (1 = every frame at the simulation's fps).
+    /// Bake every n-th simulated frame (1 = every frame at the simulation's fps; 2 = 30 keys
+    /// per second at the default 60 fps). Each baked frame is one morph target per garment.
     #[arg(long, default_value_t = 2)]
     pub every: u32,
     /// Replace --out if it exists.
     #[arg(long)]
     pub force: bool,
+}
+
+/// What to bake of a scene.
+#[derive(Clone, Copy, Debug)]
+pub struct BakeOptions {
+    /// Seconds of the clip to bake (default: the clip's duration; 1 s without a clip). Clamped
+    /// to one frame … 600 s.
+    pub seconds: Option<f32>,
+    /// Keep every n-th simulated frame (≥ 1).
+    pub every: u32,
+}
+
+/// A finished bake.
+pub struct Baked {
+    /// The GLB file.
+    pub bytes: Vec<u8>,
+    /// Where each body mesh and garment went in it.
+    pub layout: BakeLayout,
+    /// Seconds of each baked frame in the file's animation (0 = the clip's first frame).
+    pub times: Vec<f32>,
+    /// Whether the body is the skinned rig (LBS) rather than morph targets.
+    pub skinned_body: bool,
+}
+
+/// Garment colours (linear RGB), as the viewer draws them (src/app/draw.rs).
+fn garment_color(kind: GarmentKind) -> [f32; 3] {
+    match kind {
+        GarmentKind::Cape => [0.18, 0.22, 0.45],
+        GarmentKind::Hakama => [0.16, 0.16, 0.18],
+        GarmentKind::Sash => [0.62, 0.10, 0.10],
+        GarmentKind::Headband => [0.85, 0.85, 0.80],
+    }
+}
+
+/// Every node's local transform from the world matrices of a pose (`local = parent⁻¹ · world`,
+/// in f64 so that the round trip through the matrices adds no visible error).
+fn locals_from_world(parents: &[Option<u32>], world: &[Mat4], out: &mut Vec<Transform>) {
+    out.clear();
+    for (i, w) in world.iter().enumerate() {
+        let w = w.as_dmat4();
+        let local = match parents.get(i).copied().flatten() {
+            Some(p) => world[p as usize].as_dmat4().inverse() * w,
+            None => w,
+        };
+        let (s, r, t) = local.to_scale_rotation_translation();
+        out.push(Transform {
+            translation: t.as_vec3(),
+            rotation: r.normalize().as_quat(),
+            scale: s.as_vec3(),
+        });
+    }
+}
+
+/// Simulates `scene` from its start (settle, blend, then the clip) and bakes the clip part.
+/// `progress(done, total)` is called after every simulated frame; `on_frame(k, scene)` after
+/// baked frame `k` was recorded (tests compare the file against the scene there).
+pub fn bake(
+    scene: &mut Scene,
+    opts: BakeOptions,
+    progress: &mut dyn FnMut(u32, u32),
+    on_frame: &mut dyn FnMut(usize, &Scene),
+) -> Result<Baked, CliError> {
+    let dt = scene.config.sim.frame_dt;
+    let clip_len = scene
+        .clip
+        .map(|c| scene.rig.clips[c].duration())
+        .unwrap_or(1.0);
+    let seconds = opts.seconds.unwrap_or(clip_len);
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(CliError::new(format!(
+            "--seconds must be a positive number, not {seconds}"
+        )));
+    }
+    let seconds = seconds.clamp(dt, 600.0);
+    let every = opts.every.max(1);
+    let startup = (scene.startup_seconds() / dt).ceil() as u32;
+    let sim_frames = (seconds / dt).ceil() as u32;
+    let total = startup + sim_frames;
+
+    // glTF skins by linear blending only; DQS/CoR bodies (and rigs the exporter cannot hold)
+    // are baked as morph targets, vertex for vertex.
+    let why_morph = match (scene.config.method, exportable(&scene.rig)) {
+        (SkinMethod::Lbs, Ok(())) => None,
+        (SkinMethod::Lbs, Err(e)) => Some(e.to_string()),
+        (m, _) => Some(format!(
+            "{m:?} skinning cannot be expressed in glTF (linear blend only)"
+        )),
+    };
+    let n_body = scene.rig.meshes.len();
+    let mut locals: Vec<Vec<Transform>> = Vec::new();
+    let mut body_frames: Vec<Vec<Vec<Vec3>>> = vec![Vec::new(); n_body];
+    let mut garment_frames: Vec<Vec<Vec<Vec3>>> = vec![Vec::new(); scene.garments.len()];
+    let mut times = Vec::new();
+    for f in 0..total {
+        scene.step(dt);
+        progress(f + 1, total);
+        if f < startup || !(f - startup).is_multiple_of(every) {
+            continue;
+        }
+        if !scene.state.is_finite() {
+            return Err(CliError::new(format!(
+                "the simulation produced non-finite values at {:.3} s of the clip",
+                (f - startup) as f32 * dt
+            )));
+        }
+        times.push((f - startup) as f32 * dt);
+        if why_morph.is_none() {
+            let mut l = Vec::new();
+            locals_from_world(&scene.rig.skeleton.parents, scene.world_from_node(), &mut l);
+            locals.push(l);
+        } else {
+            for (m, out) in body_frames.iter_mut().enumerate() {
+                out.push(scene.body_positions(m).to_vec());
+            }
+        }
+        for (g, out) in garment_frames.iter_mut().enumerate() {
+            out.push(scene.state.x[scene.model.garments[g].particles.clone()]
+                .iter()
+                .map(|&p| Vec3::from(p))
+                .collect());
+        }
+        on_frame(times.len() - 1, scene);
+    }
+    if let Some(why) = &why_morph {
+        eprintln!("note: {why}: the body is baked as morph targets (one copy per frame)");
+    }
+    let garments: Vec<MorphMesh> = garment_frames
+        .into_iter()
+        .enumerate()
+        .map(|(g, frames)| {
+            let gf = scene.garment_frame(g);
+            MorphMesh {
+                name: gf.name,
+                indices: gf.triangles.iter().flatten().copied().collect(),
+                uvs: gf.uvs,
+                material: BakedMaterial::Cloth(garment_color(scene.garments[g].kind)),
+                frames,
+            }
+        })
+        .collect();
+    let body = match why_morph {
+        None => BakedBody::Skinned { locals },
+        Some(_) => BakedBody::Morph(
+            body_frames
+                .into_iter()
+                .zip(&scene.rig.meshes)
+                .map(|(frames, m)| MorphMesh {
+                    name: m.name.clone(),
+                    indices: m.indices.clone(),
+                    uvs: m.uvs.clone(),
+                    material: BakedMaterial::Rig(m.material),
+                    frames,
+                })
+                .collect(),
+        ),
+    };
+    let skinned_body = matches!(body, BakedBody::Skinned { .. });
+    let name = scene
+        .clip
+        .map(|c| scene.rig.clips[c].name.clone())
+        .unwrap_or_else(|| "baked".into());
+    let (bytes, layout) = bake_to_glb(&Bake {
+        rig: &scene.rig,
+        times: times.clone(),
+        hold: dt * every as f32,
+        body,
+        garments,
+        name,
+    })
+    .map_err(|e| CliError::new(e.to_string()))?;
+    Ok(Baked {
+        bytes,
+        layout,
+        times,
+        skinned_body,
+    })
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal (a log or a pipe gets no
+/// carriage returns), redrawn when the shown percentage changes.
+struct ProgressBar {
+    on: bool,
+    shown: Option<u32>,
+    start: Instant,
+}
+
+impl ProgressBar {
+    const WIDTH: u32 = 30;
+
+    fn new() -> Self {
+        Self {
+            on: std::io::stderr().is_terminal(),
+            shown: None,
+            start: Instant::now(),
+        }
+    }
+
+    fn update(&mut self, done: u32, total: u32) {
+        if !self.on || total == 0 {
+            return;
+        }
+        let pct = (done as u64 * 100 / total as u64) as u32;
+        if self.shown == Some(pct) {
+            return;
+        }
+        self.shown = Some(pct);
+        let fill = (pct * Self::WIDTH / 100) as usize;
+        let bar = format!(
+            "{}{}",
+            "#".repeat(fill),
+            "-".repeat(Self::WIDTH as usize - fill)
+        );
+        let elapsed = self.start.elapsed().as_secs_f32();
+        let left = elapsed * (total - done) as f32 / done.max(1) as f32;
+        let mut err = std::io::stderr();
+        let _ = write!(
+            err,
+            "\rbaking [{bar}] {pct:3}%  frame {done}/{total}  {elapsed:.0} s, ~{left:.0} s left  "
+        );
+        let _ = err.flush();
+    }
+
+    fn finish(&mut self) {
+        if self.on && self.shown.is_some() {
+            eprintln!();
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -58,212 +300,30 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Scene::new(rig, cfg).map_err(|e| err(&e))?
         }
     };
-    let dt = scene.config.sim.frame_dt;
-    let clip_len = scene
-        .clip
-        .map(|c| scene.rig.clips[c].duration())
-        .unwrap_or(1.0);
-    let seconds = args.seconds.unwrap_or(clip_len).clamp(dt, 600.0);
-    let every = args.every.max(1);
-    let startup = (scene.startup_seconds() / dt).ceil() as u32;
-    let sim_frames = (seconds / dt).ceil() as u32;
-    let total = startup + sim_frames;
-    // frames[mesh][frame] = positions; meshes are the rig's meshes, then the garments.
-    let n_body = scene.rig.meshes.len();
-    let n_mesh = n_body + scene.garments.len();
-    let mut frames: Vec<Vec<Vec<Vec3>>> = vec![Vec::new(); n_mesh];
-    let mut times = Vec::new();
-    let mut stderr = std::io::stderr();
-    for f in 0..total {
-        scene.step(dt);
-        let _ = write!(stderr, "\rbaking: frame {}/{}", f + 1, total);
-        let _ = stderr.flush();
-        if f < startup || !(f - startup).is_multiple_of(every) {
-            continue;
-        }
-        if !scene.state.is_finite() {
-            return Err(CliError::new("the simulation produced non-finite values"));
-        }
-        times.push((f - startup) as f32 * dt);
-        for (m, out) in frames.iter_mut().enumerate().take(n_body) {
-            out.push(scene.body_positions(m).to_vec());
-        }
-        for g in 0..scene.garments.len() {
-            frames[n_body + g].push(scene.garment_frame(g).positions);
-        }
-    }
-    let _ = writeln!(stderr);
-    let mut meshes = Vec::new();
-    for (m, f) in frames.iter().enumerate() {
-        let (name, indices) = if m < n_body {
-            let mesh = &scene.rig.meshes[m];
-            (mesh.name.clone(), mesh.indices.clone())
-        } else {
-            let g = scene.garment_frame(m - n_body);
-            let idx: Vec<u32> = g.triangles.iter().flatten().copied().collect();
-            (g.name, idx)
-        };
-        meshes.push((name, indices, f));
-    }
-    let bytes = glb(&meshes, &times).map_err(CliError::new)?;
+    let mut bar = ProgressBar::new();
+    let opts = BakeOptions {
+        seconds: args.seconds,
+        every: args.every,
+    };
+    let baked = bake(&mut scene, opts, &mut |d, t| bar.update(d, t), &mut |_, _| {});
+    bar.finish();
+    let baked = baked?;
     let mut file = super::create_output(&args.out, args.force)?;
-    std::io::Write::write_all(&mut file, &bytes)
+    file.write_all(&baked.bytes)
         .map_err(|e| CliError::new(format!("could not write {}: {e}", args.out.display())))?;
     println!(
-        "wrote {}: {} meshes, {} frames, {} particles",
+        "wrote {} ({:.1} MB): body {}, {} garments ({} particles), {} frames over {:.2} s",
         args.out.display(),
-        meshes.len(),
-        times.len(),
-        scene.particle_count()
+        baked.bytes.len() as f64 / 1e6,
+        if baked.skinned_body {
+            "skinned (node keys)"
+        } else {
+            "as morph targets"
+        },
+        scene.garments.len(),
+        scene.particle_count(),
+        baked.times.len(),
+        baked.times.last().copied().unwrap_or(0.0),
     );
     Ok(())
-}
-
-/// The binary chunk and the JSON arrays that index it.
-#[derive(Default)]
-struct Bin {
-    data: Vec<u8>,
-    views: Vec<Value>,
-    accessors: Vec<Value>,
-}
-
-impl Bin {
-    fn push(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
-        while !self.data.len().is_multiple_of(4) {
-            self.data.push(0);
-        }
-        let mut v = json!({"buffer": 0, "byteOffset": self.data.len(), "byteLength": bytes.len()});
-        if let Some(t) = target {
-            v["target"] = json!(t);
-        }
-        self.data.extend_from_slice(bytes);
-        self.views.push(v);
-        self.views.len() - 1
-    }
-
-    fn vec3(&mut self, v: &[Vec3]) -> usize {
-        let mut lo = [f32::INFINITY; 3];
-        let mut hi = [f32::NEG_INFINITY; 3];
-        let mut bytes = Vec::with_capacity(v.len() * 12);
-        for p in v {
-            for k in 0..3 {
-                lo[k] = lo[k].min(p[k]);
-                hi[k] = hi[k].max(p[k]);
-                bytes.extend_from_slice(&p[k].to_le_bytes());
-            }
-        }
-        if v.is_empty() {
-            lo = [0.0; 3];
-            hi = [0.0; 3];
-        }
-        let view = self.push(&bytes, Some(34962));
-        self.accessors
-            .push(json!({"bufferView": view, "componentType": 5126,
-            "count": v.len(), "type": "VEC3", "min": lo, "max": hi}));
-        self.accessors.len() - 1
-    }
-
-    fn scalars(&mut self, v: &[f32], with_bounds: bool) -> usize {
-        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let view = self.push(&bytes, None);
-        let mut a = json!({"bufferView": view, "componentType": 5126, "count": v.len(),
-            "type": "SCALAR"});
-        if with_bounds {
-            let lo = v.iter().copied().fold(f32::INFINITY, f32::min);
-            let hi = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            a["min"] = json!([lo]);
-            a["max"] = json!([hi]);
-        }
-        self.accessors.push(a);
-        self.accessors.len() - 1
-    }
-
-    fn indices(&mut self, v: &[u32]) -> usize {
-        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let view = self.push(&bytes, Some(34963));
-        self.accessors
-            .push(json!({"bufferView": view, "componentType": 5125,
-            "count": v.len(), "type": "SCALAR"}));
-        self.accessors.len() - 1
-    }
-}
-
-type BakedMesh<'a> = (String, Vec<u32>, &'a Vec<Vec<Vec3>>);
-
-/// Writes the meshes (name, triangle indices, positions per frame) with a morph-target
-/// animation over `times` as GLB bytes.
-fn glb(meshes: &[BakedMesh], times: &[f32]) -> Result<Vec<u8>, String> {
-    let mut bin = Bin::default();
-    let mut json_meshes = Vec::new();
-    let mut nodes = Vec::new();
-    let mut channels = Vec::new();
-    let mut samplers = Vec::new();
-    let n_frames = times.len();
-    if n_frames == 0 {
-        return Err("nothing to bake (no frames)".into());
-    }
-    let input = bin.scalars(times, true);
-    for (m, (name, indices, frames)) in meshes.iter().enumerate() {
-        let base = &frames[0];
-        let pos = bin.vec3(base);
-        let idx = bin.indices(indices);
-        // One target per frame after the first: the delta from the base.
-        let mut targets = Vec::new();
-        for f in frames.iter().skip(1) {
-            let delta: Vec<Vec3> = f.iter().zip(base).map(|(p, b)| *p - *b).collect();
-            targets.push(json!({"POSITION": bin.vec3(&delta)}));
-        }
-        let n_t = targets.len();
-        let mut prim = json!({"attributes": {"POSITION": pos}, "indices": idx, "mode": 4});
-        let mut mesh = json!({"name": name, "primitives": []});
-        if n_t > 0 {
-            prim["targets"] = json!(targets);
-            mesh["weights"] = json!(vec![0.0f32; n_t]);
-            // Frame k (k ≥ 1) shows target k − 1 alone; frame 0 shows none.
-            let mut w = vec![0.0f32; n_frames * n_t];
-            for k in 1..n_frames {
-                w[k * n_t + (k - 1)] = 1.0;
-            }
-            let output = bin.scalars(&w, false);
-            samplers.push(json!({"input": input, "output": output, "interpolation": "STEP"}));
-            channels.push(json!({"sampler": samplers.len() - 1,
-                "target": {"node": m, "path": "weights"}}));
-        }
-        mesh["primitives"] = json!([prim]);
-        json_meshes.push(mesh);
-        nodes.push(json!({"name": name, "mesh": m}));
-    }
-    let mut doc = json!({
-        "asset": {"version": "2.0", "generator": "drape bake"},
-        "scene": 0,
-        "scenes": [{"nodes": (0..meshes.len()).collect::<Vec<_>>()}],
-        "nodes": nodes,
-        "meshes": json_meshes,
-        "accessors": bin.accessors,
-        "bufferViews": bin.views,
-        "buffers": [{"byteLength": 0}],
-    });
-    while !bin.data.len().is_multiple_of(4) {
-        bin.data.push(0);
-    }
-    doc["buffers"][0]["byteLength"] = json!(bin.data.len());
-    if !channels.is_empty() {
-        doc["animations"] = json!([{"name": "baked", "channels": channels, "samplers": samplers}]);
-    }
-    let mut js = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
-    while !js.len().is_multiple_of(4) {
-        js.push(b' ');
-    }
-    let total = 12 + 8 + js.len() + 8 + bin.data.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(js.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&js);
-    out.extend_from_slice(&(bin.data.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin.data);
-    Ok(out)
 }

@@ -58,3 +58,43 @@ pub fn validate_gltf(file: &Path) -> Option<Result<String, String>> {
         Err(text)
     })
 }
+
+/// The node_modules folder holding three.js (npm `three`, the version `.ci/run` installs):
+/// `$DRAPE_THREE_DIR`, or /tmp/drape-ci-tools/node_modules.
+pub fn three_modules() -> Option<PathBuf> {
+    let dirs = [
+        std::env::var("DRAPE_THREE_DIR").ok().map(PathBuf::from),
+        Some(PathBuf::from("/tmp/drape-ci-tools/node_modules")),
+    ];
+    dirs.into_iter()
+        .flatten()
+        .find(|d| d.join("three/examples/jsm/loaders/GLTFLoader.js").is_file())
+}
+
+/// Runs tests/support/three-check.mjs (three.js's GLTFLoader and AnimationMixer under node) on
+/// `file` at `times`: `None` when three.js or node is not available and the test may skip;
+/// `Err` with node's output when three.js cannot load the file; else its JSON report.
+pub fn three_check(file: &Path, times: &[f32]) -> Option<Result<serde_json::Value, String>> {
+    let modules = three_modules()?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/three-check.mjs");
+    let times: Vec<String> = times.iter().map(|t| t.to_string()).collect();
+    let out = Command::new("node")
+        .arg(script)
+        .arg(file)
+        .arg(times.join(","))
+        .env("DRAPE_THREE_DIR", &modules)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return Some(Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Some(
+        serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("three-check printed no JSON ({e}); stderr: {}",
+                String::from_utf8_lossy(&out.stderr))),
+    )
+}
