@@ -108,13 +108,17 @@ fn lbs_body_is_the_skinned_rig_and_garments_are_morph_targets() {
     assert_eq!(doc["skins"].as_array().map(Vec::len), Some(1));
     for &(mesh, prim) in &b.layout.body {
         let p = &doc["meshes"][mesh]["primitives"][prim];
-        assert!(p["attributes"]["JOINTS_0"].is_number() && p["attributes"]["WEIGHTS_0"].is_number());
+        assert!(
+            p["attributes"]["JOINTS_0"].is_number() && p["attributes"]["WEIGHTS_0"].is_number()
+        );
         assert!(p["targets"].is_null(), "body mesh {mesh} has morph targets");
     }
     // Each garment: one target per frame after the first.
     assert_eq!(b.layout.garments.len(), GarmentKind::ALL.len());
     for &(mesh, prim) in &b.layout.garments {
-        let targets = doc["meshes"][mesh]["primitives"][prim]["targets"].as_array().unwrap();
+        let targets = doc["meshes"][mesh]["primitives"][prim]["targets"]
+            .as_array()
+            .unwrap();
         assert_eq!(targets.len(), n - 1);
     }
     // One animation over the baked times plus the hold key.
@@ -124,7 +128,10 @@ fn lbs_body_is_the_skinned_rig_and_garments_are_morph_targets() {
     let acc = &doc["accessors"][input];
     assert_eq!(acc["count"].as_u64(), Some(n as u64 + 1));
     let hold = acc["max"][0].as_f64().unwrap() as f32 - b.times[n - 1];
-    assert!(hold > 0.0 && (hold - (b.times[1] - b.times[0])).abs() < 1e-5, "hold {hold}");
+    assert!(
+        hold > 0.0 && (hold - (b.times[1] - b.times[0])).abs() < 1e-5,
+        "hold {hold}"
+    );
     // Compact: the body costs its mesh once plus bone keys, not a mesh copy per frame.
     let body_vertices: usize = case.body[0].iter().map(Vec::len).sum();
     let particles: usize = case.garments[0].iter().map(Vec::len).sum();
@@ -168,7 +175,10 @@ fn three_js_loads_the_bake() {
     let n = case.baked.times.len();
     let duration = anims[0]["duration"].as_f64().unwrap() as f32;
     let expected = case.baked.times[n - 1] * n as f32 / (n - 1) as f32;
-    assert!((duration - expected).abs() < 1e-4, "duration {duration}, expected {expected}");
+    assert!(
+        (duration - expected).abs() < 1e-4,
+        "duration {duration}, expected {expected}"
+    );
     let meshes = report["meshes"].as_array().unwrap();
     let skinned = meshes.iter().filter(|m| m["skinned"] == true).count();
     assert_eq!(skinned, case.baked.layout.body.len());
@@ -277,7 +287,7 @@ fn bake_refuses_to_overwrite_without_force() {
 }
 
 #[test]
-fn bad_seconds_are_refused_not_a_panic() {
+fn bad_seconds_or_every_are_refused_not_a_panic() {
     let rig = load_rig_named("ninja", None).unwrap();
     let mut scene = Scene::new(
         rig,
@@ -294,4 +304,10 @@ fn bad_seconds_are_refused_not_a_panic() {
         };
         assert!(bake(&mut scene, opts, &mut |_, _| {}, &mut |_, _| {}).is_err());
     }
+    let opts = BakeOptions {
+        seconds: Some(0.1),
+        every: 0,
+    };
+    let err = bake(&mut scene, opts, &mut |_, _| {}, &mut |_, _| {}).err();
+    assert!(err.is_some_and(|e| e.to_string().contains("--every")));
 }
