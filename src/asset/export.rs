@@ -621,7 +621,7 @@ fn check_morph(m: &MorphMesh, frames: usize) -> Result<(), ExportError> {
     if m.frames.iter().flatten().any(|p| !p.is_finite()) {
         return bad("non-finite position");
     }
-    if m.indices.len() % 3 != 0 || m.indices.iter().any(|&i| i as usize >= n) {
+    if !m.indices.len().is_multiple_of(3) || m.indices.iter().any(|&i| i as usize >= n) {
         return bad("bad triangle indices");
     }
     if !m.uvs.is_empty() && m.uvs.len() != n {
