@@ -675,6 +675,10 @@ fn morph_mesh(b: &mut Builder, m: &MorphMesh, material: Option<usize>) -> (Value
             .collect();
         prim["targets"] = json!(targets);
         mesh["weights"] = json!(vec![0.0f32; n_t]);
+        // Names for the targets (three.js's morphTargetDictionary, Blender's shape keys): the
+        // baked frame each one shows.
+        let names: Vec<String> = (1..=n_t).map(|k| format!("frame {k}")).collect();
+        mesh["extras"] = json!({"targetNames": names});
         // Key k (k ≥ 1) shows target k − 1 alone, key 0 none; the hold key repeats the last.
         let keys = m.frames.len() + 1;
         let mut w = vec![0.0f32; keys * n_t];
@@ -802,6 +806,27 @@ pub fn bake_to_glb(bake: &Bake) -> Result<(Vec<u8>, BakeLayout), ExportError> {
             nodes = parts.nodes;
             meshes = parts.meshes;
             scene_nodes = parts.roots;
+            // A skinned mesh's own node transform (and its parents') is ignored (glTF 2.0
+            // §3.7.3.3; drape's skinner too), but viewers differ: three.js binds with an identity
+            // bind matrix and then applies the node's world matrix, so a skinned mesh below a
+            // transformed node (CesiumMan's Z-up node) would be drawn moved. Instantiate each
+            // skinned mesh from a root node of its own with no transform, which every viewer
+            // draws the same (and the validator's NODE_SKINNED_MESH_NON_ROOT warning goes away).
+            for i in 0..nodes.len() {
+                let placed = rig.skeleton.parents[i].is_none()
+                    && ["translation", "rotation", "scale"]
+                        .iter()
+                        .all(|k| nodes[i].get(k).is_none());
+                if nodes[i].get("skin").is_none() || placed {
+                    continue;
+                }
+                let node = nodes[i].as_object_mut().expect("nodes are objects");
+                let (mesh, skin) = (node.remove("mesh"), node.remove("skin"));
+                let mesh = mesh.expect("a skinned node has a mesh");
+                let name = meshes[mesh.as_u64().unwrap_or(0) as usize]["name"].clone();
+                nodes.push(json!({"name": name, "mesh": mesh, "skin": skin}));
+                scene_nodes.push(nodes.len() - 1);
+            }
             skins = parts.skins;
             materials = parts.materials;
             tex = (parts.textures, parts.images);
