@@ -6,7 +6,7 @@
 //!   JOINTS_0/WEIGHTS_0), animated by node keys sampled at every baked frame (LINEAR, as drape
 //!   interpolates). glTF skins by linear blending, so with LBS this is drape's body exactly, and
 //!   small: the roundhouse kick's 28,607-vertex body costs 12-28 bytes per moving bone per
-//!   frame instead of 343 KB per frame as morph targets (6.8 MB for the whole bake instead of
+//!   frame instead of 343 KB per frame as morph targets (6.9 MB for the whole bake instead of
 //!   26 MB). DQS and CoR cannot be expressed in glTF: with them the body is baked as morph
 //!   targets instead (said on stderr).
 //! - each garment is a morph-target mesh: base positions = the first baked frame, one target per
@@ -144,6 +144,10 @@ pub fn bake(
             format!("{m:?}").to_uppercase()
         )),
     };
+    if let Some(why) = &why_morph {
+        // Said before the progress bar starts, so that it is not drawn over.
+        eprintln!("note: {why}: the body is baked as morph targets (one copy per frame)");
+    }
     let n_body = scene.rig.meshes.len();
     let mut locals: Vec<Vec<Transform>> = Vec::new();
     let mut body_frames: Vec<Vec<Vec<Vec3>>> = vec![Vec::new(); n_body];
@@ -180,9 +184,6 @@ pub fn bake(
             );
         }
         on_frame(times.len() - 1, scene);
-    }
-    if let Some(why) = &why_morph {
-        eprintln!("note: {why}: the body is baked as morph targets (one copy per frame)");
     }
     let garments: Vec<MorphMesh> = garment_frames
         .into_iter()
