@@ -71,9 +71,10 @@ fn run_rig(rig: drape::Rig, clip: Option<&str>, method: SkinMethod, seconds: f32
         );
     })
     .expect("bake");
-    let file = std::env::temp_dir().join(format!(
-        "drape-bake-test-{}-{}-{method:?}.glb",
-        std::process::id(),
+    // In cargo's scratch folder for integration tests, replaced by the next run (not piling up
+    // in /tmp); kept after the run for a look in a viewer.
+    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "bake-test-{}-{method:?}.glb",
         scene.rig.skeleton.names[0].replace(|c: char| !c.is_ascii_alphanumeric(), "_")
     ));
     std::fs::write(&file, &baked.bytes).expect("write the bake");
