@@ -36,8 +36,12 @@ struct Case {
 /// 2× the default spacing and a short start-up, to keep the test quick.
 fn run_case(method: SkinMethod) -> Case {
     let rig = load_rig_named("ninja", None).expect("the built-in ninja");
+    run_rig(rig, Some("roundhouse_kick"), method, 0.7)
+}
+
+fn run_rig(rig: drape::Rig, clip: Option<&str>, method: SkinMethod, seconds: f32) -> Case {
     let config = SceneConfig {
-        clip: Some("roundhouse_kick".into()),
+        clip: clip.map(String::from),
         method,
         garments: GarmentKind::ALL
             .iter()
@@ -50,7 +54,7 @@ fn run_case(method: SkinMethod) -> Case {
     let mut scene = Scene::new(rig, config).expect("scene");
     let (mut body, mut garments) = (Vec::new(), Vec::new());
     let opts = BakeOptions {
-        seconds: Some(0.7),
+        seconds: Some(seconds),
         every: 2,
     };
     let baked = bake(&mut scene, opts, &mut |_, _| {}, &mut |k, s| {
@@ -67,9 +71,11 @@ fn run_case(method: SkinMethod) -> Case {
         );
     })
     .expect("bake");
-    let file = std::env::temp_dir().join(format!(
-        "drape-bake-test-{}-{method:?}.glb",
-        std::process::id()
+    // In cargo's scratch folder for integration tests, replaced by the next run (not piling up
+    // in /tmp); kept after the run for a look in a viewer.
+    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "bake-test-{}-{method:?}.glb",
+        scene.rig.skeleton.names[0].replace(|c: char| !c.is_ascii_alphanumeric(), "_")
     ));
     std::fs::write(&file, &baked.bytes).expect("write the bake");
     Case {
@@ -108,13 +114,17 @@ fn lbs_body_is_the_skinned_rig_and_garments_are_morph_targets() {
     assert_eq!(doc["skins"].as_array().map(Vec::len), Some(1));
     for &(mesh, prim) in &b.layout.body {
         let p = &doc["meshes"][mesh]["primitives"][prim];
-        assert!(p["attributes"]["JOINTS_0"].is_number() && p["attributes"]["WEIGHTS_0"].is_number());
+        assert!(
+            p["attributes"]["JOINTS_0"].is_number() && p["attributes"]["WEIGHTS_0"].is_number()
+        );
         assert!(p["targets"].is_null(), "body mesh {mesh} has morph targets");
     }
     // Each garment: one target per frame after the first.
     assert_eq!(b.layout.garments.len(), GarmentKind::ALL.len());
     for &(mesh, prim) in &b.layout.garments {
-        let targets = doc["meshes"][mesh]["primitives"][prim]["targets"].as_array().unwrap();
+        let targets = doc["meshes"][mesh]["primitives"][prim]["targets"]
+            .as_array()
+            .unwrap();
         assert_eq!(targets.len(), n - 1);
     }
     // One animation over the baked times plus the hold key.
@@ -124,7 +134,10 @@ fn lbs_body_is_the_skinned_rig_and_garments_are_morph_targets() {
     let acc = &doc["accessors"][input];
     assert_eq!(acc["count"].as_u64(), Some(n as u64 + 1));
     let hold = acc["max"][0].as_f64().unwrap() as f32 - b.times[n - 1];
-    assert!(hold > 0.0 && (hold - (b.times[1] - b.times[0])).abs() < 1e-5, "hold {hold}");
+    assert!(
+        hold > 0.0 && (hold - (b.times[1] - b.times[0])).abs() < 1e-5,
+        "hold {hold}"
+    );
     // Compact: the body costs its mesh once plus bone keys, not a mesh copy per frame.
     let body_vertices: usize = case.body[0].iter().map(Vec::len).sum();
     let particles: usize = case.garments[0].iter().map(Vec::len).sum();
@@ -168,7 +181,10 @@ fn three_js_loads_the_bake() {
     let n = case.baked.times.len();
     let duration = anims[0]["duration"].as_f64().unwrap() as f32;
     let expected = case.baked.times[n - 1] * n as f32 / (n - 1) as f32;
-    assert!((duration - expected).abs() < 1e-4, "duration {duration}, expected {expected}");
+    assert!(
+        (duration - expected).abs() < 1e-4,
+        "duration {duration}, expected {expected}"
+    );
     let meshes = report["meshes"].as_array().unwrap();
     let skinned = meshes.iter().filter(|m| m["skinned"] == true).count();
     assert_eq!(skinned, case.baked.layout.body.len());
@@ -257,6 +273,29 @@ fn three_js_poses_a_dqs_body_baked_as_morph_targets_as_drape() {
     three_matches_drape(case);
 }
 
+/// CesiumMan (Khronos sample) has its skinned mesh below a Z-up node, whose transform glTF
+/// ignores for skinned meshes and three.js does not: the bake must still look as in drape.
+#[test]
+fn three_js_poses_cesium_man_as_drape() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/rigs/khronos/CesiumMan/CesiumMan.glb");
+    if !path.is_file() {
+        tool_missing("../shared/rigs (the Khronos sample rigs)");
+        return;
+    }
+    let rig = drape::asset::load_rig(&path).expect("CesiumMan loads");
+    let case = run_rig(rig, None, SkinMethod::Lbs, 0.5);
+    assert!(case.baked.skinned_body);
+    match validate_gltf(&case.file) {
+        None => {
+            tool_missing("the Khronos glTF validator (npm gltf-validator + node)");
+        }
+        Some(Ok(report)) => println!("{report}"),
+        Some(Err(report)) => panic!("the validator rejects {}:\n{report}", case.file.display()),
+    }
+    three_matches_drape(&case);
+}
+
 #[test]
 fn bake_refuses_to_overwrite_without_force() {
     let out = std::env::temp_dir().join(format!("drape-bake-exists-{}.glb", std::process::id()));
@@ -277,7 +316,7 @@ fn bake_refuses_to_overwrite_without_force() {
 }
 
 #[test]
-fn bad_seconds_are_refused_not_a_panic() {
+fn bad_seconds_or_every_are_refused_not_a_panic() {
     let rig = load_rig_named("ninja", None).unwrap();
     let mut scene = Scene::new(
         rig,
@@ -294,4 +333,10 @@ fn bad_seconds_are_refused_not_a_panic() {
         };
         assert!(bake(&mut scene, opts, &mut |_, _| {}, &mut |_, _| {}).is_err());
     }
+    let opts = BakeOptions {
+        seconds: Some(0.1),
+        every: 0,
+    };
+    let err = bake(&mut scene, opts, &mut |_, _| {}, &mut |_, _| {}).err();
+    assert!(err.is_some_and(|e| e.to_string().contains("--every")));
 }

@@ -605,7 +605,12 @@ pub struct BakeLayout {
 }
 
 fn check_morph(m: &MorphMesh, frames: usize) -> Result<(), ExportError> {
-    let bad = |what: &str| Err(ExportError::Invalid(format!("baked mesh {}: {what}", m.name)));
+    let bad = |what: &str| {
+        Err(ExportError::Invalid(format!(
+            "baked mesh {}: {what}",
+            m.name
+        )))
+    };
     if m.frames.len() != frames {
         return bad("frame count differs from the key times");
     }
@@ -616,7 +621,7 @@ fn check_morph(m: &MorphMesh, frames: usize) -> Result<(), ExportError> {
     if m.frames.iter().flatten().any(|p| !p.is_finite()) {
         return bad("non-finite position");
     }
-    if m.indices.len() % 3 != 0 || m.indices.iter().any(|&i| i as usize >= n) {
+    if !m.indices.len().is_multiple_of(3) || m.indices.iter().any(|&i| i as usize >= n) {
         return bad("bad triangle indices");
     }
     if !m.uvs.is_empty() && m.uvs.len() != n {
@@ -636,11 +641,7 @@ fn with_hold<T: Copy>(v: &[T]) -> Vec<T> {
 /// LINEAR `weights` sampler that goes from frame to frame (weight 1 on frame k's target at its
 /// key, so positions between keys are interpolated linearly like the body's bones). Returns
 /// the mesh JSON and, when it has targets, the sampler output accessor.
-fn morph_mesh(
-    b: &mut Builder,
-    m: &MorphMesh,
-    material: Option<usize>,
-) -> (Value, Option<usize>) {
+fn morph_mesh(b: &mut Builder, m: &MorphMesh, material: Option<usize>) -> (Value, Option<usize>) {
     let base = &m.frames[0];
     let n = base.len();
     let pos = b.floats(&vec3s(base), 3, "VEC3", Some(ARRAY_BUFFER), true);
@@ -674,6 +675,10 @@ fn morph_mesh(
             .collect();
         prim["targets"] = json!(targets);
         mesh["weights"] = json!(vec![0.0f32; n_t]);
+        // Names for the targets (three.js's morphTargetDictionary, Blender's shape keys): the
+        // baked frame each one shows.
+        let names: Vec<String> = (1..=n_t).map(|k| format!("frame {k}")).collect();
+        mesh["extras"] = json!({"targetNames": names});
         // Key k (k ≥ 1) shows target k − 1 alone, key 0 none; the hold key repeats the last.
         let keys = m.frames.len() + 1;
         let mut w = vec![0.0f32; keys * n_t];
@@ -727,9 +732,13 @@ fn node_channels(
             let q = if q.dot(rest.rotation) < 0.0 { -*q } else { *q };
             far(&q.to_array(), &rest.rotation.to_array(), 1.0)
         });
-        let moves_s = s
-            .iter()
-            .any(|v| far(&v.to_array(), &rest.scale.to_array(), rest.scale.abs().max_element()));
+        let moves_s = s.iter().any(|v| {
+            far(
+                &v.to_array(),
+                &rest.scale.to_array(),
+                rest.scale.abs().max_element(),
+            )
+        });
         let mut add = |b: &mut Builder, data: Vec<f32>, n: usize, ty: &str, path: &str| {
             let out = b.floats(&data, n, ty, None, false);
             samplers.push(json!({"input": input, "output": out, "interpolation": "LINEAR"}));
@@ -797,6 +806,27 @@ pub fn bake_to_glb(bake: &Bake) -> Result<(Vec<u8>, BakeLayout), ExportError> {
             nodes = parts.nodes;
             meshes = parts.meshes;
             scene_nodes = parts.roots;
+            // A skinned mesh's own node transform (and its parents') is ignored (glTF 2.0
+            // §3.7.3.3; drape's skinner too), but viewers differ: three.js binds with an identity
+            // bind matrix and then applies the node's world matrix, so a skinned mesh below a
+            // transformed node (CesiumMan's Z-up node) would be drawn moved. Instantiate each
+            // skinned mesh from a root node of its own with no transform, which every viewer
+            // draws the same (and the validator's NODE_SKINNED_MESH_NON_ROOT warning goes away).
+            for i in 0..nodes.len() {
+                let placed = rig.skeleton.parents[i].is_none()
+                    && ["translation", "rotation", "scale"]
+                        .iter()
+                        .all(|k| nodes[i].get(k).is_none());
+                if nodes[i].get("skin").is_none() || placed {
+                    continue;
+                }
+                let node = nodes[i].as_object_mut().expect("nodes are objects");
+                let (mesh, skin) = (node.remove("mesh"), node.remove("skin"));
+                let mesh = mesh.expect("a skinned node has a mesh");
+                let name = meshes[mesh.as_u64().unwrap_or(0) as usize]["name"].clone();
+                nodes.push(json!({"name": name, "mesh": mesh, "skin": skin}));
+                scene_nodes.push(nodes.len() - 1);
+            }
             skins = parts.skins;
             materials = parts.materials;
             tex = (parts.textures, parts.images);
@@ -819,10 +849,9 @@ pub fn bake_to_glb(bake: &Bake) -> Result<(Vec<u8>, BakeLayout), ExportError> {
     for (m, is_body) in morphs {
         check_morph(m, frames)?;
         let material = match &m.material {
-            BakedMaterial::Rig(i) => {
-                i.filter(|&i| (i as usize) < rig.materials.len())
-                    .map(|i| i as usize)
-            }
+            BakedMaterial::Rig(i) => i
+                .filter(|&i| (i as usize) < rig.materials.len())
+                .map(|i| i as usize),
             BakedMaterial::Cloth(c) => {
                 materials.push(json!({
                     "name": m.name,
@@ -996,6 +1025,66 @@ mod tests {
         ));
         let mesh_node = doc.nodes().nth(2).unwrap();
         assert!(mesh_node.mesh().is_some() && mesh_node.skin().is_some());
+    }
+
+    /// The tiny rig with its child bone bent at the second of two frames, and one morphing
+    /// triangle: bone keys where the pose moves, weights keys with the hold key at the end.
+    #[test]
+    fn bake_keys_moving_bones_and_morph_weights_with_a_hold() {
+        let rig = tiny();
+        let mut bent = rig.skeleton.rest.clone();
+        bent[1].rotation = Quat::from_rotation_z(-0.5);
+        let cloth = MorphMesh {
+            name: "cloth".into(),
+            indices: vec![0, 1, 2],
+            uvs: vec![],
+            material: BakedMaterial::Cloth([0.5; 3]),
+            frames: vec![
+                vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+                vec![Vec3::Z, Vec3::X, Vec3::Y],
+            ],
+        };
+        let mut bake = Bake {
+            rig: &rig,
+            times: vec![0.0, 0.5],
+            hold: 0.5,
+            body: BakedBody::Skinned {
+                locals: vec![rig.skeleton.rest.clone(), bent],
+            },
+            garments: vec![cloth],
+            name: "b".into(),
+        };
+        let (bytes, layout) = bake_to_glb(&bake).unwrap();
+        assert_eq!(layout.body, [(0, 0)]);
+        assert_eq!(layout.garments, [(1, 0)]);
+        let g = gltf::Gltf::from_slice(&bytes).expect("valid glb");
+        let blob = g.blob.clone().unwrap();
+        let anim = g.document.animations().next().unwrap();
+        let mut paths = Vec::new();
+        for ch in anim.channels() {
+            let r = ch.reader(|_| Some(&blob[..]));
+            let inputs: Vec<f32> = r.read_inputs().unwrap().collect();
+            assert_eq!(inputs, [0.0, 0.5, 1.0]);
+            paths.push((ch.target().node().index(), ch.target().property()));
+            if let gltf::animation::util::ReadOutputs::MorphTargetWeights(w) =
+                r.read_outputs().unwrap()
+            {
+                assert_eq!(w.into_f32().collect::<Vec<_>>(), [0.0, 1.0, 1.0]);
+            }
+        }
+        use gltf::animation::Property;
+        // Only the bent bone and the cloth's weights are keyed.
+        assert_eq!(
+            paths,
+            [(1, Property::Rotation), (3, Property::MorphTargetWeights)]
+        );
+
+        // Inconsistent bakes are refused, not written.
+        bake.garments[0].frames.pop();
+        assert!(matches!(bake_to_glb(&bake), Err(ExportError::Invalid(_))));
+        bake.garments.clear();
+        bake.times = vec![0.5, 0.0];
+        assert!(matches!(bake_to_glb(&bake), Err(ExportError::Invalid(_))));
     }
 
     #[test]

@@ -92,9 +92,10 @@ pub fn three_check(file: &Path, times: &[f32]) -> Option<Result<serde_json::Valu
             String::from_utf8_lossy(&out.stderr)
         )));
     }
-    Some(
-        serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("three-check printed no JSON ({e}); stderr: {}",
-                String::from_utf8_lossy(&out.stderr))),
-    )
+    Some(serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!(
+            "three-check printed no JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    }))
 }
