@@ -363,41 +363,6 @@ fn arm_vs_waist_pins_report() {
                 worst_skin = s;
             }
         }
-        if worst_proxy < -0.02 {
-            for t in &scene.pin_targets {
-                for &[a, b] in &arm_caps {
-                    let fr = &scene.proxy_frame;
-                    let (a, b) = (a as usize, b as usize);
-                    let d = drape::body::tapered_capsule_sdf(
-                        *t,
-                        fr.center[a],
-                        fr.radius[a],
-                        fr.center[b],
-                        fr.radius[b],
-                    );
-                    if d < -0.02 {
-                        let k = proxies.joint[a] as usize;
-                        let mut near = f32::INFINITY;
-                        for v in 0..x.len() {
-                            let (j, w) = (mesh.joints[v], mesh.weights[v]);
-                            let kk = (0..4).fold(0, |b, q| if w[q] > w[b] { q } else { b });
-                            if j[kk] as usize == k {
-                                near = near.min(x[v].distance(fr.center[a]));
-                            }
-                        }
-                        println!(
-                            "  pin {t:?} {:.1} mm in sphere {a} (r {:.1} mm, joint {}, rest r {:.1}) / {b}; nearest own vertex to centre {:.1} mm; sphere index >= fitted? {}",
-                            d * 1e3,
-                            fr.radius[a] * 1e3,
-                            rig.skeleton.names[rig.skins[0].joints[k] as usize],
-                            proxies.radius[a] * 1e3,
-                            near * 1e3,
-                            a
-                        );
-                    }
-                }
-            }
-        }
         if worst_proxy < 0.0 || worst_skin < 0.01 {
             println!(
                 "frame {f:3}: deepest pin in an arm proxy {:.1} mm, nearest to arm skin {:.1} mm",
