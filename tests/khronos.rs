@@ -225,7 +225,10 @@ fn cesium_man_in_all_four_garments_every_frame_dqs() {
 
 /// Diagnostic (not a check): the worst spring stretch per garment over CesiumMan's walk, where it
 /// is and which proxies are nearest to it.
-/// `cargo test --no-default-features --test khronos stretch_report -- --ignored --nocapture`
+/// `cargo test --no-default-features --test khronos stretch_report -- --ignored --nocapture`;
+/// env RIG=RiggedFigure, DQS=1, ONLY=hakama (one garment), ROUNDS=n (contact rounds). Measured:
+/// hakama alone and sash alone fail as in the full set (122.6 %, 137.4 %), and 6 contact
+/// rounds instead of 2 change nothing (123.2 %, 134.6 %): the failures are geometric.
 #[test]
 #[ignore]
 fn stretch_report() {
@@ -234,9 +237,17 @@ fn stretch_report() {
         return;
     };
     let clip = rig.clips[0].name.clone();
-    let mut cfg = coarse_config(Some(clip), &GarmentKind::ALL);
+    // ONLY=hakama (or sash, …): that garment alone.
+    let kinds: Vec<GarmentKind> = match std::env::var("ONLY") {
+        Ok(k) => vec![k.parse().unwrap()],
+        Err(_) => GarmentKind::ALL.to_vec(),
+    };
+    let mut cfg = coarse_config(Some(clip), &kinds);
     if std::env::var("DQS").is_ok() {
         cfg.method = SkinMethod::Dqs;
+    }
+    if let Some(r) = std::env::var("ROUNDS").ok().and_then(|v| v.parse().ok()) {
+        cfg.sim.contact_rounds = r;
     }
     let mut scene = Scene::new(rig.clone(), cfg).unwrap();
     let frames = ((scene.startup_seconds() + rig.clips[0].duration()) * 60.0).ceil() as usize + 1;
