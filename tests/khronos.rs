@@ -212,13 +212,174 @@ fn rigged_figure_in_all_four_garments_every_frame_dqs() {
 }
 
 #[test]
-#[ignore = "KNOWN FAILURE: frame 55 (t = 0.933 s): hakama spring at 112.6 % (LBS) / 112.4 % (DQS) of rest, limit 112 %"]
+#[ignore = "KNOWN FAILURE: first at frame 55 (t = 0.933 s): a hakama spring at 112.6 % (LBS) / 112.4 % (DQS) of rest, limit 112 %; over the walk (LBS) hakama up to 122.6 % (frames 55-61: a row-1 particle pinched in a ~4 mm gap between the left hand's proxies and the hip's) and sash up to 137.5 % (frames 63-71: a tail's pinned top lies up to 30 mm inside the left forearm's proxy as the forearm swings behind the hip; the forearm's skin itself passes within ~20 mm of the waist pins, see arm_vs_waist_pins_report)"]
 fn cesium_man_in_all_four_garments_every_frame_lbs() {
     every_frame("CesiumMan", &GarmentKind::ALL, SkinMethod::Lbs);
 }
 
 #[test]
-#[ignore = "KNOWN FAILURE: frame 55 (t = 0.933 s): hakama spring at 112.6 % (LBS) / 112.4 % (DQS) of rest, limit 112 %"]
+#[ignore = "KNOWN FAILURE: first at frame 55 (t = 0.933 s): a hakama spring at 112.6 % (LBS) / 112.4 % (DQS) of rest, limit 112 %; over the walk (LBS) hakama up to 122.6 % (frames 55-61: a row-1 particle pinched in a ~4 mm gap between the left hand's proxies and the hip's) and sash up to 137.5 % (frames 63-71: a tail's pinned top lies up to 30 mm inside the left forearm's proxy as the forearm swings behind the hip; the forearm's skin itself passes within ~20 mm of the waist pins, see arm_vs_waist_pins_report)"]
 fn cesium_man_in_all_four_garments_every_frame_dqs() {
     every_frame("CesiumMan", &GarmentKind::ALL, SkinMethod::Dqs);
+}
+
+/// Diagnostic (not a check): the worst spring stretch per garment over CesiumMan's walk, where it
+/// is and which proxies are nearest to it.
+/// `cargo test --no-default-features --test khronos stretch_report -- --ignored --nocapture`;
+/// env RIG=RiggedFigure, DQS=1, ONLY=hakama (one garment), ROUNDS=n (contact rounds). Measured:
+/// hakama alone and sash alone fail as in the full set (122.6 %, 137.4 %), and 6 contact
+/// rounds instead of 2 change nothing (123.2 %, 134.6 %): the failures are geometric.
+#[test]
+#[ignore]
+fn stretch_report() {
+    let name = std::env::var("RIG").unwrap_or_else(|_| "CesiumMan".into());
+    let Some(rig) = khronos(&name) else {
+        return;
+    };
+    let clip = rig.clips[0].name.clone();
+    // ONLY=hakama (or sash, …): that garment alone.
+    let kinds: Vec<GarmentKind> = match std::env::var("ONLY") {
+        Ok(k) => vec![k.parse().unwrap()],
+        Err(_) => GarmentKind::ALL.to_vec(),
+    };
+    let mut cfg = coarse_config(Some(clip), &kinds);
+    if std::env::var("DQS").is_ok() {
+        cfg.method = SkinMethod::Dqs;
+    }
+    if let Some(r) = std::env::var("ROUNDS").ok().and_then(|v| v.parse().ok()) {
+        cfg.sim.contact_rounds = r;
+    }
+    let mut scene = Scene::new(rig.clone(), cfg).unwrap();
+    let frames = ((scene.startup_seconds() + rig.clips[0].duration()) * 60.0).ceil() as usize + 1;
+    let skin = &rig.skins[0];
+    for f in 0..frames {
+        scene.step(1.0 / 60.0);
+        let m = &scene.model;
+        let st = &scene.state;
+        let l = &m.limits;
+        let mut worst = vec![(0.0f32, 0usize); m.garments.len()];
+        for e in 0..l.len() {
+            let (a, b) = (l.a[e] as usize, l.b[e] as usize);
+            if m.is_pinned(a) && m.is_pinned(b) {
+                continue;
+            }
+            let s = st.x[a].distance(st.x[b]) / l.rest[e];
+            let g = m.garment_of[a] as usize;
+            if s > worst[g].0 {
+                worst[g] = (s, e);
+            }
+        }
+        let mut line = format!("frame {f:3}:");
+        for (g, &(s, e)) in worst.iter().enumerate() {
+            line += &format!(" {} {:.1} %", m.garments[g].name, 100.0 * s);
+            if s > 1.12 {
+                let (a, b) = (l.a[e] as usize, l.b[e] as usize);
+                for i in [a, b] {
+                    let x: Vec3 = st.x[i].into();
+                    let mut near: Vec<(f32, String)> = scene
+                        .proxies
+                        .capsules
+                        .iter()
+                        .map(|&[c1, c2]| {
+                            let fr = &scene.proxy_frame;
+                            let d = drape::body::tapered_capsule_sdf(
+                                x,
+                                fr.center[c1 as usize],
+                                fr.radius[c1 as usize],
+                                fr.center[c2 as usize],
+                                fr.radius[c2 as usize],
+                            );
+                            let j = |c: u32| {
+                                rig.skeleton.names
+                                    [skin.joints[scene.proxies.joint[c as usize] as usize] as usize]
+                                    .clone()
+                            };
+                            (d, format!("{}/{}", j(c1), j(c2)))
+                        })
+                        .collect();
+                    near.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    line += &format!("\n    particle {i} pinned {} at {:?}:", m.is_pinned(i), x);
+                    for (d, n) in near.iter().take(4) {
+                        line += &format!(" {n} {:.1} mm;", d * 1e3);
+                    }
+                }
+            }
+        }
+        println!("{line}");
+    }
+}
+
+/// Diagnostic (not a check): over CesiumMan's walk, how deep the waist garments' pins get inside
+/// the arms' proxies and how close the arms' skin gets to them (nearest arm vertex, signed by
+/// its normal: negative = the pin is under the arm's skin).
+/// `cargo test --no-default-features --test khronos arm_vs_waist -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn arm_vs_waist_pins_report() {
+    let Some(rig) = khronos("CesiumMan") else {
+        return;
+    };
+    let clip = rig.clips[0].name.clone();
+    let mut scene = Scene::new(
+        rig.clone(),
+        coarse_config(Some(clip), &[GarmentKind::Hakama, GarmentKind::Sash]),
+    )
+    .unwrap();
+    let proxies = scene.proxies.clone();
+    let rest = proxies.rest_frame(&rig, 0);
+    let body = BodyAtRest::new(&rig, 0, &rest, &proxies.capsules).unwrap();
+    let limbs = body.limb_joints();
+    let mesh = &rig.meshes[0];
+    let limb_vertex: Vec<bool> = (0..mesh.positions.len())
+        .map(|v| {
+            let (j, w) = (mesh.joints[v], mesh.weights[v]);
+            let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+            limbs[j[k] as usize]
+        })
+        .collect();
+    let arm_caps: Vec<[u32; 2]> = proxies
+        .capsules
+        .iter()
+        .copied()
+        .filter(|&[a, b]| {
+            let n = |s: u32| {
+                rig.skeleton.names[rig.skins[0].joints[proxies.joint[s as usize] as usize] as usize]
+                    .clone()
+            };
+            n(a).contains("arm") && n(b).contains("arm")
+        })
+        .collect();
+    let frames = ((scene.startup_seconds() + rig.clips[0].duration()) * 60.0).ceil() as usize + 1;
+    for f in 0..frames {
+        scene.step(1.0 / 60.0);
+        let x = scene.body_positions(0);
+        let nrm = scene.body_normals(0);
+        let mut worst_proxy = 0.0f32;
+        let mut worst_skin = f32::INFINITY;
+        for t in &scene.pin_targets {
+            let d = union_sdf(*t, &scene.proxy_frame, &arm_caps);
+            worst_proxy = worst_proxy.min(d);
+            // Signed distance to the arm skin: nearest arm vertex, sign from its normal.
+            let mut best = (f32::INFINITY, 0usize);
+            for v in 0..x.len() {
+                if limb_vertex[v] {
+                    let dd = x[v].distance(*t);
+                    if dd < best.0 {
+                        best = (dd, v);
+                    }
+                }
+            }
+            let s = (*t - x[best.1]).dot(nrm[best.1]).signum() * best.0;
+            if best.0 < worst_skin.abs() {
+                worst_skin = s;
+            }
+        }
+        if worst_proxy < 0.0 || worst_skin < 0.01 {
+            println!(
+                "frame {f:3}: deepest pin in an arm proxy {:.1} mm, nearest to arm skin {:.1} mm",
+                worst_proxy * 1e3,
+                worst_skin * 1e3
+            );
+        }
+    }
 }

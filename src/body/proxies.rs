@@ -1483,7 +1483,7 @@ impl BindFit<'_> {
     ///    it cannot stick out. The vertices it brings within the tolerance need no ball of their
     ///    own.
     fn cover(&self, rig: &Rig, skin: usize, px: &mut Proxies, opts: &ProxyOptions) {
-        if !(opts.cover_target > 0.0) || px.capsules.is_empty() {
+        if opts.cover_target.is_nan() || opts.cover_target <= 0.0 || px.capsules.is_empty() {
             return;
         }
         let nj = self.skin.joints.len();
