@@ -16,7 +16,8 @@
 //! Start-up: for [`SceneConfig::settle`] seconds the character holds its bind pose while the
 //! garments settle; then it blends from the bind pose into the clip's first frame over
 //! [`SceneConfig::blend`] seconds (the clip held at its first frame), and only then the clip
-//! plays. Switching the clip later crossfades ([`Scene::switch_clip`]); switching the skinning
+//! plays, on the scene's clock: at scene time `t` it is at `t − settle − blend` (the player
+//! loops it; tests that want one pass set [`LoopMode::Once`] on [`Scene::player`]). Switching the clip later crossfades ([`Scene::switch_clip`]); switching the skinning
 //! method ([`Scene::set_method`]) changes only the body mesh.
 //!
 //! Scene files are TOML ([`SceneFile`]); `drape bake` reads them.
