@@ -69,7 +69,7 @@ pub struct SceneConfig {
     /// The garments, in this order in the cloth model. Default: cape, hakama, sash, headband.
     pub garments: Vec<GarmentSpec>,
     /// The world: substeps, self-collision, gravity… Default: [`SimParams::default`] with
-    /// self-collision on and 4 Provot passes.
+    /// self-collision on, 4 Provot passes and 3 contact rounds.
     pub sim: SimParams,
     /// Seconds of bind pose at the start while the garments settle. Range 0 … 10; default 0.5.
     pub settle: f32,
