@@ -16,7 +16,8 @@
 //! Start-up: for [`SceneConfig::settle`] seconds the character holds its bind pose while the
 //! garments settle; then it blends from the bind pose into the clip's first frame over
 //! [`SceneConfig::blend`] seconds (the clip held at its first frame), and only then the clip
-//! plays. Switching the clip later crossfades ([`Scene::switch_clip`]); switching the skinning
+//! plays, on the scene's clock: at scene time `t` it is at `t − settle − blend` (the player
+//! loops it; tests that want one pass set [`LoopMode::Once`] on [`Scene::player`]). Switching the clip later crossfades ([`Scene::switch_clip`]); switching the skinning
 //! method ([`Scene::set_method`]) changes only the body mesh.
 //!
 //! Scene files are TOML ([`SceneFile`]); `drape bake` reads them.
@@ -68,7 +69,7 @@ pub struct SceneConfig {
     /// The garments, in this order in the cloth model. Default: cape, hakama, sash, headband.
     pub garments: Vec<GarmentSpec>,
     /// The world: substeps, self-collision, gravity… Default: [`SimParams::default`] with
-    /// self-collision on and 4 Provot passes.
+    /// self-collision on, 4 Provot passes and 3 contact rounds.
     pub sim: SimParams,
     /// Seconds of bind pose at the start while the garments settle. Range 0 … 10; default 0.5.
     pub settle: f32,
