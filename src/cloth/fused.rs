@@ -104,7 +104,10 @@ pub fn eligible(
     let wet = &params.wet;
     let min_wet = wet.min_wetness.max(0.0);
     if wet.adhesion != super::wet::AdhesionMode::Off
-        && state.wet.iter().any(|&a| a >= min_wet && a > 0.0)
+        && state
+            .wet
+            .iter()
+            .fold(false, |any, &a| any | (a >= min_wet && a > 0.0))
     {
         return false;
     }
@@ -232,8 +235,8 @@ pub struct FusedScratch {
 }
 
 impl FusedScratch {
-    /// The band partition of `model`'s grid garments (empty if it has none): it depends on the
-    /// grids only, never on the thread count.
+    /// The band partition of `model`'s grid garments (empty unless every garment is a grid): it
+    /// depends on the grids only, never on the thread count.
     pub fn new(model: &ClothModel) -> Self {
         let mut bands = Vec::new();
         for (si, st) in model.stencils.iter().enumerate() {
@@ -262,7 +265,13 @@ impl FusedScratch {
                 r0 = r1;
             }
         }
-        let n = model.len();
+        // The double buffers only for worlds the fused pass can take (all grids).
+        let n = if model.stencils.len() == model.garments.len() {
+            model.len()
+        } else {
+            bands.clear();
+            0
+        };
         Self {
             bands,
             x_new: vec![Vec3A::ZERO; n],
