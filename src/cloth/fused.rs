@@ -452,9 +452,9 @@ pub fn substep(
     // A massless particle that is not a pin keeps its x_prev (integrate skips it).
     let massless: usize = bands.iter().map(|b| b.massless as usize).sum();
     if massless > model.pins.len() {
-        for i in 0..n {
+        for (i, (xp, old)) in state.x_prev.iter_mut().zip(x_new.iter()).enumerate() {
             if state.inv_mass[i] == 0.0 && !model.is_pinned(i) {
-                state.x_prev[i] = x_new[i];
+                *xp = *old;
             }
         }
     }
@@ -982,6 +982,8 @@ impl Lanes<'_> {
     ) {
         let t = self.th[j];
         let depth = t - dist;
+        // Negated on purpose, as in `respond`'s `depth <= 0` early return: NaN pushes.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         let push = within & !(depth <= 0.0);
         // x += n depth
         let q = [
@@ -1051,6 +1053,8 @@ impl Lanes<'_> {
             let out = r + reach;
             let l = l2.sqrt();
             let dist = l - r;
+            // Negated on purpose: `closest_within` rejects with `>=`, so NaN is within.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
             let within = (self.w[j] > 0.0)
                 & !self.outside(p[0], p[1], p[2], reach)
                 & !(l2 >= out * out)
