@@ -35,15 +35,33 @@ fn compare(
         each(a, f);
         each(b, f);
         let sa = pool.install(|| {
-            step_frame(&a.model, &mut a.state, &mut a.workspace, &a.colliders, &a.params)
+            step_frame(
+                &a.model,
+                &mut a.state,
+                &mut a.workspace,
+                &a.colliders,
+                &a.params,
+            )
         });
-        let sb = step_frame(&b.model, &mut b.state, &mut b.workspace, &b.colliders, &b.params);
+        let sb = step_frame(
+            &b.model,
+            &mut b.state,
+            &mut b.workspace,
+            &b.colliders,
+            &b.params,
+        );
         assert!(
             bits(&a.state.x) == bits(&b.state.x),
             "positions differ at frame {f} ({threads} threads)"
         );
-        assert!(bits(&a.state.x_prev) == bits(&b.state.x_prev), "x_prev, frame {f}");
-        assert!(bits(&a.state.v) == bits(&b.state.v), "velocities, frame {f}");
+        assert!(
+            bits(&a.state.x_prev) == bits(&b.state.x_prev),
+            "x_prev, frame {f}"
+        );
+        assert!(
+            bits(&a.state.v) == bits(&b.state.v),
+            "velocities, frame {f}"
+        );
         assert!(
             fbits(&a.workspace.contact_gap) == fbits(&b.workspace.contact_gap),
             "gaps, frame {f}"
@@ -76,12 +94,7 @@ fn scene(name: &str, n: u32) -> Scene {
 fn drop_is_bit_identical_to_the_staged_substep() {
     for (n, threads) in [(40, 1), (40, 2), (37, 3), (17, 2)] {
         let (mut a, mut b) = (scene("drop", n), scene("drop", n));
-        assert!(fused::eligible(
-            &a.model,
-            &a.state,
-            &a.colliders,
-            &a.params
-        ));
+        assert!(fused::eligible(&a.model, &a.state, &a.colliders, &a.params));
         let contacts = compare(&mut a, &mut b, 70, threads, &|_, _| {});
         assert!(contacts > 0, "the cloth reached the colliders (N = {n})");
     }
@@ -114,12 +127,7 @@ fn pins_verlet_moving_colliders_and_capsules_are_bit_identical() {
         s
     };
     let (mut a, mut b) = (build(), build());
-    assert!(fused::eligible(
-        &a.model,
-        &a.state,
-        &a.colliders,
-        &a.params
-    ));
+    assert!(fused::eligible(&a.model, &a.state, &a.colliders, &a.params));
     let each = |s: &mut Scene, f: u32| {
         let ph = 0.1 * f as f32;
         s.colliders[0].move_to(Shape::sphere(
@@ -162,12 +170,7 @@ fn jittered_grids_and_two_garments_are_bit_identical() {
         s
     };
     let (mut a, mut b) = (build(), build());
-    assert!(fused::eligible(
-        &a.model,
-        &a.state,
-        &a.colliders,
-        &a.params
-    ));
+    assert!(fused::eligible(&a.model, &a.state, &a.colliders, &a.params));
     compare(&mut a, &mut b, 40, 3, &|_, _| {});
 }
 

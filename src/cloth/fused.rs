@@ -59,6 +59,10 @@ const MIN_BAND_ROWS: usize = 8;
 /// about 80 bytes a particle, so 4096 particles stay within a core's 1–2 MiB L2.
 const MAX_BAND_PARTICLES: usize = 4096;
 
+/// Particles integrated and collided per block inside a band: the block's ~20 arrays
+/// (~80 bytes a particle) stay in a 32 KiB L1 while every collider's loop passes over them.
+const BLOCK: usize = 256;
+
 /// Bands per grid at least, when the rows allow (so two to four threads all get work even at
 /// N = 32).
 const MIN_BANDS: usize = 8;
@@ -100,7 +104,10 @@ pub fn eligible(
     let wet = &params.wet;
     let min_wet = wet.min_wetness.max(0.0);
     if wet.adhesion != super::wet::AdhesionMode::Off
-        && state.wet.iter().any(|&a| a >= min_wet && a > 0.0)
+        && state
+            .wet
+            .iter()
+            .fold(false, |any, &a| any | (a >= min_wet && a > 0.0))
     {
         return false;
     }
@@ -111,8 +118,14 @@ pub fn eligible(
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     /// Free side `(x − o)·n ≥ 0`.
-    Plane { o: [f32; 3], n: [f32; 3] },
-    Sphere { c: [f32; 3], r: f32 },
+    Plane {
+        o: [f32; 3],
+        n: [f32; 3],
+    },
+    Sphere {
+        c: [f32; 3],
+        r: f32,
+    },
     /// A capsule (or anything else): per particle through `collide::resolve_prepared`.
     Other,
 }
@@ -196,14 +209,16 @@ struct Band {
     acc: [Vec<f32>; 3],
     /// Force of each spring of one family row.
     tmp: [Vec<f32>; 3],
-    /// Positions being integrated and collided.
+    /// Positions being integrated and collided, one block of [`BLOCK`] particles at a time.
     cur: [Vec<f32>; 3],
-    /// Nearest contact: gap, normal, collider.
+    /// Nearest contact of the block's particles: gap, normal, collider.
     gap: Vec<f32>,
     nrm: [Vec<f32>; 3],
     which: Vec<u32>,
     /// Colliders within reach in the first collision pass.
     touched: Vec<u32>,
+    /// Particles with zero inverse mass (pins, normally).
+    massless: u32,
     contacts: u32,
     limited: u32,
     /// Seconds in springs, integrate (+ gather), collide (+ write-back), when timed.
@@ -220,8 +235,8 @@ pub struct FusedScratch {
 }
 
 impl FusedScratch {
-    /// The band partition of `model`'s grid garments (empty if it has none): it depends on the
-    /// grids only, never on the thread count.
+    /// The band partition of `model`'s grid garments (empty unless every garment is a grid): it
+    /// depends on the grids only, never on the thread count.
     pub fn new(model: &ClothModel) -> Self {
         let mut bands = Vec::new();
         for (si, st) in model.stencils.iter().enumerate() {
@@ -240,17 +255,23 @@ impl FusedScratch {
                     pv: std::array::from_fn(|_| v(halo_cap)),
                     acc: std::array::from_fn(|_| v(own_cap)),
                     tmp: std::array::from_fn(|_| v(st.nx)),
-                    cur: std::array::from_fn(|_| v(own_cap)),
-                    gap: v(own_cap),
-                    nrm: std::array::from_fn(|_| v(own_cap)),
-                    which: vec![0; own_cap],
-                    touched: vec![0; own_cap],
+                    cur: std::array::from_fn(|_| v(BLOCK)),
+                    gap: v(BLOCK),
+                    nrm: std::array::from_fn(|_| v(BLOCK)),
+                    which: vec![0; BLOCK],
+                    touched: vec![0; BLOCK],
                     ..Band::default()
                 });
                 r0 = r1;
             }
         }
-        let n = model.len();
+        // The double buffers only for worlds the fused pass can take (all grids).
+        let n = if model.stencils.len() == model.garments.len() {
+            model.len()
+        } else {
+            bands.clear();
+            0
+        };
         Self {
             bands,
             x_new: vec![Vec3A::ZERO; n],
@@ -296,6 +317,8 @@ struct Ctx<'a> {
     stencils: &'a [GridStencil],
     garment_scale: &'a [f32],
     x_old: &'a [Vec3A],
+    /// `x_prev` at the start of the substep (read for Verlet and massless particles).
+    xp_old: &'a [Vec3A],
     v_old: &'a [Vec3A],
     inv_mass: &'a [f32],
     thickness: &'a [f32],
@@ -321,7 +344,6 @@ struct Ctx<'a> {
 struct BandOut<'a> {
     x: &'a mut [Vec3A],
     v: &'a mut [Vec3A],
-    xp: &'a mut [Vec3A],
     gap: &'a mut [f32],
     normal: &'a mut [Vec3A],
     which: &'a mut [u32],
@@ -331,7 +353,6 @@ impl<'a> BandOut<'a> {
     fn split_at(self, at: usize) -> (BandOut<'a>, BandOut<'a>) {
         let (x0, x1) = self.x.split_at_mut(at);
         let (v0, v1) = self.v.split_at_mut(at);
-        let (p0, p1) = self.xp.split_at_mut(at);
         let (g0, g1) = self.gap.split_at_mut(at);
         let (n0, n1) = self.normal.split_at_mut(at);
         let (w0, w1) = self.which.split_at_mut(at);
@@ -339,7 +360,6 @@ impl<'a> BandOut<'a> {
             BandOut {
                 x: x0,
                 v: v0,
-                xp: p0,
                 gap: g0,
                 normal: n0,
                 which: w0,
@@ -347,7 +367,6 @@ impl<'a> BandOut<'a> {
             BandOut {
                 x: x1,
                 v: v1,
-                xp: p1,
                 gap: g1,
                 normal: n1,
                 which: w1,
@@ -395,6 +414,7 @@ pub fn substep(
             stencils: &model.stencils,
             garment_scale: io.garment_scale,
             x_old: &state.x,
+            xp_old: &state.x_prev,
             v_old: &state.v,
             inv_mass: &state.inv_mass,
             thickness: &model.thickness,
@@ -418,15 +438,26 @@ pub fn substep(
         let out = BandOut {
             x: x_new,
             v: v_new,
-            xp: &mut state.x_prev,
             gap: io.contact_gap,
             normal: io.contact_normal,
             which: io.contact_collider,
         };
         run_bands(&ctx, bands, out);
     }
-    std::mem::swap(&mut state.x, x_new);
+    // x_prev ← the old x (what `integrate` sets for every moving particle), x ← the new one,
+    // and the old x_prev becomes the next substep's buffer.
+    std::mem::swap(&mut state.x_prev, x_new);
+    std::mem::swap(&mut state.x, &mut state.x_prev);
     std::mem::swap(&mut state.v, v_new);
+    // A massless particle that is not a pin keeps its x_prev (integrate skips it).
+    let massless: usize = bands.iter().map(|b| b.massless as usize).sum();
+    if massless > model.pins.len() {
+        for (i, (xp, old)) in state.x_prev.iter_mut().zip(x_new.iter()).enumerate() {
+            if state.inv_mass[i] == 0.0 && !model.is_pinned(i) {
+                *xp = *old;
+            }
+        }
+    }
     // Stage `pins` (after the parallel pass: neighbouring bands read the old positions), and
     // the velocity the collide stage derives from the placed pins.
     let inv_dt = 1.0 / dt;
@@ -484,7 +515,7 @@ unsafe fn band_avx2(ctx: &Ctx, b: &mut Band, out: BandOut) {
 }
 
 #[inline(always)]
-fn band_body(ctx: &Ctx, b: &mut Band, out: BandOut) {
+fn band_body(ctx: &Ctx, b: &mut Band, mut out: BandOut) {
     let clock = |on: bool| on.then(std::time::Instant::now);
     let lap = |t: &mut Option<std::time::Instant>, acc: &mut f64| {
         if let Some(c) = t {
@@ -500,19 +531,43 @@ fn band_body(ctx: &Ctx, b: &mut Band, out: BandOut) {
     let nx = st.nx;
     let lo = b.r0.saturating_sub(2);
     let own = (b.r1 - b.r0) * nx;
-    let o = (b.r0 - lo) * nx;
     gather(st, b, ctx.x_old, ctx.v_old);
     springs(st, scale, b);
     lap(&mut t, &mut secs[0]);
-    let first = b.first;
-    let w = &ctx.inv_mass[first..first + own];
-    let limited = integrate(ctx, b, o, own, w, &out.xp[..own]);
-    lap(&mut t, &mut secs[1]);
-    let contacts = collide(ctx, b, o, own, out);
-    lap(&mut t, &mut secs[2]);
+    let (mut limited, mut contacts, mut massless) = (0, 0, 0);
+    for k0 in (0..own).step_by(BLOCK) {
+        let m = BLOCK.min(own - k0);
+        // Offset of the block in the band's halo arrays and in the world.
+        let o = (b.r0 - lo) * nx + k0;
+        let i0 = b.first + k0;
+        let (l, z) = integrate(ctx, b, o, k0, i0, m);
+        limited += l;
+        massless += z;
+        lap(&mut t, &mut secs[1]);
+        contacts += collide(ctx, b, o, i0, m, &mut out, k0);
+        lap(&mut t, &mut secs[2]);
+    }
     b.limited = limited;
     b.contacts = contacts;
+    b.massless = massless;
     b.secs = secs;
+}
+
+/// `v` as its four f32 lanes (x, y, z, and the unused w).
+#[inline(always)]
+fn lanes(v: &[Vec3A]) -> &[f32] {
+    // SAFETY: Vec3A is 16 bytes, 16-aligned, four initialised f32 lanes (glam's SSE2 layout,
+    // and its scalar fallback is `#[repr(align(16))]` x, y, z plus padding that `Vec3A::new`
+    // fills); the length covers the same bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<f32>(), 4 * v.len()) }
+}
+
+/// [`lanes`], mutable. Writes must keep every lane a valid f32 (we write z into w, as
+/// `Vec3A::new` does).
+#[inline(always)]
+fn lanes_mut(v: &mut [Vec3A]) -> &mut [f32] {
+    // SAFETY: as in `lanes`; any f32 bits are a valid Vec3A.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<f32>(), 4 * v.len()) }
 }
 
 /// Copies rows `r0 − 2 .. r1 + 2` of the stencil's positions and velocities into the band's
@@ -524,17 +579,21 @@ fn gather(st: &GridStencil, b: &mut Band, x: &[Vec3A], v: &[Vec3A]) {
     let hi = (b.r1 + 2).min(st.ny);
     let span = (hi - lo) * nx;
     let from = st.first + lo * nx;
-    let (xs, vs) = (&x[from..from + span], &v[from..from + span]);
+    // Strided loads of the f32 lanes (the vectoriser de-interleaves them).
+    let (xs, vs) = (
+        &lanes(x)[4 * from..4 * (from + span)],
+        &lanes(v)[4 * from..4 * (from + span)],
+    );
     let [px, py, pz, vx, vy, vz] = &mut b.pv;
     let (px, py, pz) = (&mut px[..span], &mut py[..span], &mut pz[..span]);
     let (vx, vy, vz) = (&mut vx[..span], &mut vy[..span], &mut vz[..span]);
     for i in 0..span {
-        px[i] = xs[i].x;
-        py[i] = xs[i].y;
-        pz[i] = xs[i].z;
-        vx[i] = vs[i].x;
-        vy[i] = vs[i].y;
-        vz[i] = vs[i].z;
+        px[i] = xs[4 * i];
+        py[i] = xs[4 * i + 1];
+        pz[i] = xs[4 * i + 2];
+        vx[i] = vs[4 * i];
+        vy[i] = vs[4 * i + 1];
+        vz[i] = vs[4 * i + 2];
     }
 }
 
@@ -632,23 +691,23 @@ fn spring_row(
     }
 }
 
-/// Stage `integrate` on the band's rows (`step::integrate`, lane by lane): the new positions
-/// into `b.cur`. `xp_old` is the band's rows of `x_prev` (read by Verlet and for massless
-/// particles). Returns the number of speed-limited particles.
+/// Stage `integrate` on one block of the band (`step::integrate`, lane by lane): the new
+/// positions into `b.cur`. `o` is the block's offset in the band's halo arrays, `k` in its own
+/// rows, `i0` in the world. Returns the speed-limited and the massless particles.
 #[inline(always)]
-fn integrate(ctx: &Ctx, b: &mut Band, o: usize, m: usize, w: &[f32], xp_old: &[Vec3A]) -> u32 {
+fn integrate(ctx: &Ctx, b: &mut Band, o: usize, k: usize, i0: usize, m: usize) -> (u32, u32) {
     let [px, py, pz, vx, vy, vz] = &b.pv;
     let (px, py, pz) = (&px[o..o + m], &py[o..o + m], &pz[o..o + m]);
     let (vx, vy, vz) = (&vx[o..o + m], &vy[o..o + m], &vz[o..o + m]);
     let [fx, fy, fz] = &b.acc;
-    let (fx, fy, fz) = (&fx[..m], &fy[..m], &fz[..m]);
+    let (fx, fy, fz) = (&fx[k..k + m], &fy[k..k + m], &fz[k..k + m]);
     let [cx, cy, cz] = &mut b.cur;
     let (cx, cy, cz) = (&mut cx[..m], &mut cy[..m], &mut cz[..m]);
-    let w = &w[..m];
+    let w = &ctx.inv_mass[i0..i0 + m];
     let (g, dt, dt2, keep) = (ctx.g, ctx.dt, ctx.dt2, ctx.keep);
     let ms2 = ctx.max_step * ctx.max_step;
     let max_step = ctx.max_step;
-    let mut limited = 0u32;
+    let (mut limited, mut massless) = (0u32, 0u32);
     // One loop per integrator, so the Euler loop reads no x_prev.
     macro_rules! body {
         ($step:expr) => {
@@ -660,12 +719,8 @@ fn integrate(ctx: &Ctx, b: &mut Band, o: usize, m: usize, w: &[f32], xp_old: &[V
                 // Negated on purpose, as in `step::integrate`: NaN is too far too.
                 #[allow(clippy::neg_cmp_op_on_partial_ord)]
                 let too_far = !(l2 <= ms2);
-                let f = if l2.is_finite() {
-                    max_step / l2.sqrt()
-                } else {
-                    0.0
-                };
                 let fin = l2.is_finite();
+                let f = max_step / l2.sqrt();
                 let (sx, sy, sz) = if too_far {
                     if fin {
                         (sx * f, sy * f, sz * f)
@@ -677,6 +732,7 @@ fn integrate(ctx: &Ctx, b: &mut Band, o: usize, m: usize, w: &[f32], xp_old: &[V
                 };
                 let moving = wj != 0.0;
                 limited += (too_far && moving) as u32;
+                massless += !moving as u32;
                 cx[j] = if moving { px[j] + sx } else { px[j] };
                 cy[j] = if moving { py[j] + sy } else { py[j] };
                 cz[j] = if moving { pz[j] + sz } else { pz[j] };
@@ -684,11 +740,11 @@ fn integrate(ctx: &Ctx, b: &mut Band, o: usize, m: usize, w: &[f32], xp_old: &[V
         };
     }
     if ctx.verlet {
-        let xp = &xp_old[..m];
+        let xp = &lanes(ctx.xp_old)[4 * i0..4 * (i0 + m)];
         body!(|j: usize, ax: f32, ay: f32, az: f32| (
-            (px[j] - xp[j].x) * keep + ax * dt2,
-            (py[j] - xp[j].y) * keep + ay * dt2,
-            (pz[j] - xp[j].z) * keep + az * dt2,
+            (px[j] - xp[4 * j]) * keep + ax * dt2,
+            (py[j] - xp[4 * j + 1]) * keep + ay * dt2,
+            (pz[j] - xp[4 * j + 2]) * keep + az * dt2,
         ));
     } else {
         body!(|j: usize, ax: f32, ay: f32, az: f32| (
@@ -697,18 +753,25 @@ fn integrate(ctx: &Ctx, b: &mut Band, o: usize, m: usize, w: &[f32], xp_old: &[V
             (vz[j] + az * dt) * dt,
         ));
     }
-    limited
+    (limited, massless)
 }
 
-/// Stage `collide` on the band's rows, then the write-back of positions, `x_prev`, velocities
-/// and contact records. Returns the number of particles in contact.
+/// Stage `collide` on one block of the band, then its write-back of positions, velocities
+/// and contact records into `out` from `k`. Returns the number of particles in contact.
 #[inline(always)]
-fn collide(ctx: &Ctx, b: &mut Band, o: usize, m: usize, out: BandOut) -> u32 {
-    let first = b.first;
-    let w = &ctx.inv_mass[first..first + m];
-    let th = &ctx.thickness[first..first + m];
-    let mu = &ctx.friction[first..first + m];
-    let en = &ctx.extra[first..first + m];
+fn collide(
+    ctx: &Ctx,
+    b: &mut Band,
+    o: usize,
+    i0: usize,
+    m: usize,
+    out: &mut BandOut,
+    k: usize,
+) -> u32 {
+    let w = &ctx.inv_mass[i0..i0 + m];
+    let th = &ctx.thickness[i0..i0 + m];
+    let mu = &ctx.friction[i0..i0 + m];
+    let en = &ctx.extra[i0..i0 + m];
     let margin = ctx.margin;
     b.gap[..m].fill(f32::INFINITY);
     for a in b.nrm.iter_mut() {
@@ -791,23 +854,47 @@ fn collide(ctx: &Ctx, b: &mut Band, o: usize, m: usize, out: BandOut) -> u32 {
             b.cur[2][j] = x.z;
         }
     }
-    // Write-back: x, x_prev (the old position, or unchanged for a massless particle), v,
-    // contact records.
+    // Write-back, lane-interleaved stores (w lane = z, as `Vec3A::new` does): x, v from the
+    // segment start (the old x), contact records.
     let inv_dt = ctx.inv_dt;
-    let x_old = &ctx.x_old[first..first + m];
     let [cx, cy, cz] = &b.cur;
+    let (cx, cy, cz) = (&cx[..m], &cy[..m], &cz[..m]);
     let [nx, ny, nz] = &b.nrm;
+    let (nx, ny, nz) = (&nx[..m], &ny[..m], &nz[..m]);
+    let (gap, which) = (&b.gap[..m], &b.which[..m]);
+    let xo = &mut lanes_mut(out.x)[4 * k..4 * (k + m)];
+    let vo = &mut lanes_mut(out.v)[4 * k..4 * (k + m)];
+    let no = &mut lanes_mut(out.normal)[4 * k..4 * (k + m)];
+    let (go, wo) = (&mut out.gap[k..k + m], &mut out.which[k..k + m]);
     let mut contacts = 0u32;
+    let mut massless = false;
     for j in 0..m {
-        let x = Vec3A::new(cx[j], cy[j], cz[j]);
-        let xp = if w[j] == 0.0 { out.xp[j] } else { x_old[j] };
-        out.xp[j] = xp;
-        out.x[j] = x;
-        out.v[j] = (x - xp) * inv_dt;
-        out.gap[j] = b.gap[j];
-        out.normal[j] = Vec3A::new(nx[j], ny[j], nz[j]);
-        out.which[j] = b.which[j];
-        contacts += (b.which[j] != u32::MAX) as u32;
+        xo[4 * j] = cx[j];
+        xo[4 * j + 1] = cy[j];
+        xo[4 * j + 2] = cz[j];
+        xo[4 * j + 3] = cz[j];
+        let vz = (cz[j] - start[2][j]) * inv_dt;
+        vo[4 * j] = (cx[j] - start[0][j]) * inv_dt;
+        vo[4 * j + 1] = (cy[j] - start[1][j]) * inv_dt;
+        vo[4 * j + 2] = vz;
+        vo[4 * j + 3] = vz;
+        no[4 * j] = nx[j];
+        no[4 * j + 1] = ny[j];
+        no[4 * j + 2] = nz[j];
+        no[4 * j + 3] = nz[j];
+        go[j] = gap[j];
+        wo[j] = which[j];
+        contacts += (which[j] != u32::MAX) as u32;
+        massless |= w[j] == 0.0;
+    }
+    // A massless particle kept its x_prev (pins are placed after the pass anyway).
+    if massless {
+        for j in 0..m {
+            if w[j] == 0.0 {
+                let x = Vec3A::new(cx[j], cy[j], cz[j]);
+                out.v[k + j] = (x - ctx.xp_old[i0 + j]) * inv_dt;
+            }
+        }
     }
     contacts
 }
@@ -872,7 +959,9 @@ impl Lanes<'_> {
     #[inline(always)]
     fn outside(&self, x: f32, y: f32, z: f32, reach: f32) -> bool {
         let (lo, hi) = (self.lo, self.hi);
-        (x < lo[0] - reach) | (y < lo[1] - reach) | (z < lo[2] - reach)
+        (x < lo[0] - reach)
+            | (y < lo[1] - reach)
+            | (z < lo[2] - reach)
             | (x > hi[0] + reach)
             | (y > hi[1] + reach)
             | (z > hi[2] + reach)
@@ -893,9 +982,15 @@ impl Lanes<'_> {
     ) {
         let t = self.th[j];
         let depth = t - dist;
+        // Negated on purpose, as in `respond`'s `depth <= 0` early return: NaN pushes.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         let push = within & !(depth <= 0.0);
         // x += n depth
-        let q = [p[0] + n[0] * depth, p[1] + n[1] * depth, p[2] + n[2] * depth];
+        let q = [
+            p[0] + n[0] * depth,
+            p[1] + n[1] * depth,
+            p[2] + n[2] * depth,
+        ];
         let ds = match self.surface {
             Surface::Fixed(d) => d,
             Surface::Sphere { dc, dr } => [dc[0] + n[0] * dr, dc[1] + n[1] * dr, dc[2] + n[2] * dr],
@@ -941,7 +1036,8 @@ impl Lanes<'_> {
             let p = [st.cur[0][j], st.cur[1][j], st.cur[2][j]];
             let reach = self.th[j] + self.margin;
             let dist = (p[0] - o[0]) * n[0] + (p[1] - o[1]) * n[1] + (p[2] - o[2]) * n[2];
-            let within = (self.w[j] > 0.0) & !self.outside(p[0], p[1], p[2], reach) & (dist < reach);
+            let within =
+                (self.w[j] > 0.0) & !self.outside(p[0], p[1], p[2], reach) & (dist < reach);
             self.respond(&mut st, j, within, dist, n, p);
         }
     }
@@ -957,6 +1053,8 @@ impl Lanes<'_> {
             let out = r + reach;
             let l = l2.sqrt();
             let dist = l - r;
+            // Negated on purpose: `closest_within` rejects with `>=`, so NaN is within.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
             let within = (self.w[j] > 0.0)
                 & !self.outside(p[0], p[1], p[2], reach)
                 & !(l2 >= out * out)
