@@ -778,19 +778,25 @@ fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, 
         scratch.nbr_start.push(0);
         for (i, &xi) in x.iter().enumerate().take(end).skip(base) {
             let first = scratch.nbr.len();
-            hash.for_each_candidate(xi, radius, |j, xj| {
-                if j as usize != i && xi.distance_squared(xj) < r2 {
+            hash.for_each_within(xi, r2, |j, _| {
+                if j as usize != i {
                     scratch.nbr.push(j);
                 }
             });
             // Ascending neighbour order: the Jacobi sums are independent of the hash layout.
+            // (Lists are short: insertion sort, which `sort_unstable` uses below 20.)
             scratch.nbr[first..].sort_unstable();
-            let (ti, gi) = (model.thickness[i], model.garment_of[i]);
+            let (ti, gi, ri) = (model.thickness[i], model.garment_of[i], model.rest[i]);
             for &j in &scratch.nbr[first..] {
                 let j = j as usize;
                 let mut target = ti + model.thickness[j];
                 if model.garment_of[j] == gi {
-                    target = target.min(model.rest[i].distance(model.rest[j]));
+                    // min(sum of thicknesses, rest distance), with a square root only for the
+                    // pairs that are closer at rest (grid neighbours when the cloth is thick).
+                    let rest2 = ri.distance_squared(model.rest[j]);
+                    if rest2 < target * target {
+                        target = rest2.sqrt();
+                    }
                 }
                 scratch.nbr_target.push(target);
             }
