@@ -35,6 +35,8 @@ pub struct SpatialHash {
     /// Scratch: each point's bucket and cell (y, z).
     bucket_of: Vec<u32>,
     yz_of: Vec<[i32; 2]>,
+    /// Inverse of `entries`: the sorted position of each point.
+    pos_of: Vec<u32>,
 }
 
 /// ⌊v / cell⌋ without a call to libm's `floorf` (the baseline x86-64 target has no SSE4.1
@@ -86,6 +88,7 @@ impl SpatialHash {
         self.entries.resize(n, 0);
         self.sorted_x.resize(n, Vec3A::ZERO);
         self.sorted_yz.resize(n, [0; 2]);
+        self.pos_of.resize(n, 0);
         let ic = self.inv_cell;
         for (i, p) in x.iter().enumerate() {
             let (cx, cy, cz) = (
@@ -113,6 +116,7 @@ impl SpatialHash {
             self.entries[k] = i as u32;
             self.sorted_x[k] = x[i];
             self.sorted_yz[k] = self.yz_of[i];
+            self.pos_of[i] = k as u32;
         }
     }
 
@@ -172,6 +176,48 @@ impl SpatialHash {
         });
     }
 
+    /// Calls `f(j)` for every point j of the last build within the build radius of point `i`
+    /// (|x_j − x_i|² < `r2` ≤ radius²) that lies in i's forward half-shell: the later points of
+    /// i's own cell, the next cell in x, and 4 of the 8 other rows of the 3 × 3 × 3 block, one
+    /// of each mirror pair. Of any two points within the radius exactly one finds the other, so
+    /// calling this for every point lists each pair once, for half the candidates of a full
+    /// query (13.5 cells instead of 27).
+    #[inline]
+    pub fn for_each_forward(&self, i: usize, r2: f32, mut f: impl FnMut(u32)) {
+        let k = self.pos_of[i] as usize;
+        let (p, [cy, cz]) = (self.sorted_x[k], self.sorted_yz[k]);
+        let cx = cell_coord(p.x, self.inv_cell);
+        let table = self.mask + 1;
+        let mut visit = |lo: usize, hi: usize, y: i32, z: i32| {
+            for m in lo..hi {
+                // A point of another row that shares a bucket is not this row's.
+                if self.sorted_yz[m] == [y, z] && p.distance_squared(self.sorted_x[m]) < r2 {
+                    f(self.entries[m]);
+                }
+            }
+        };
+        // Own row: after i in its bucket, then the next bucket (the cell at x + 1).
+        let b = bucket(cx, cy, cz, self.mask);
+        if b + 1 < table {
+            visit(k + 1, self.start[b as usize + 2] as usize, cy, cz);
+        } else {
+            visit(k + 1, self.start[table as usize] as usize, cy, cz);
+            visit(0, self.start[1] as usize, cy, cz);
+        }
+        for (dy, dz) in [(1i32, 0i32), (-1, 1), (0, 1), (1, 1)] {
+            let (y, z) = (cy.wrapping_add(dy), cz.wrapping_add(dz));
+            let b0 = bucket(cx.wrapping_sub(1), y, z, self.mask);
+            let b_end = b0 + 3;
+            let at = |b: u32| self.start[b as usize] as usize;
+            if b_end <= table {
+                visit(at(b0), at(b_end), y, z);
+            } else {
+                visit(at(b0), at(table), y, z);
+                visit(0, at(b_end - table), y, z);
+            }
+        }
+    }
+
     /// Number of points of the last build.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -203,6 +249,17 @@ impl SpatialHash {
                     out.push((i, j));
                 }
             });
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// The same pairs as [`SpatialHash::pairs_within`], from the forward half-shells.
+    pub fn pairs_within_half_shell(&self, radius: f32) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        let r2 = radius * radius;
+        for i in 0..self.entries.len() {
+            self.for_each_forward(i, r2, |j| out.push((j.min(i as u32), j.max(i as u32))));
         }
         out.sort_unstable();
         out
@@ -240,6 +297,7 @@ mod tests {
         for r in [0.5001f32, 0.75, 1.0] {
             h.build(&pts, r);
             assert_eq!(h.pairs_within(r), brute_force_pairs(&pts, r), "r = {r}");
+            assert_eq!(h.pairs_within_half_shell(r), brute_force_pairs(&pts, r));
         }
         // NaN and infinite points are ignored by distance and never panic.
         let mut bad = pts.clone();
@@ -248,5 +306,6 @@ mod tests {
         bad.push(Vec3A::splat(f32::NEG_INFINITY));
         h.build(&bad, 0.75);
         assert_eq!(h.pairs_within(0.75), brute_force_pairs(&bad, 0.75));
+        assert_eq!(h.pairs_within_half_shell(0.75), brute_force_pairs(&bad, 0.75));
     }
 }
