@@ -46,7 +46,7 @@ pub struct SpatialHash {
 fn cell_coord(v: f32, inv_cell: f32) -> i32 {
     let s = v * inv_cell;
     let t = s as i32; // truncates toward zero, saturating
-    t - ((t as f32) > s) as i32
+    t.saturating_sub(((t as f32) > s) as i32)
 }
 
 /// Bucket of an integer cell: x + P1·y + P2·z modulo the table size (the grid's x + W·y + W·H·z,
