@@ -306,6 +306,9 @@ mod tests {
         bad.push(Vec3A::splat(f32::NEG_INFINITY));
         h.build(&bad, 0.75);
         assert_eq!(h.pairs_within(0.75), brute_force_pairs(&bad, 0.75));
-        assert_eq!(h.pairs_within_half_shell(0.75), brute_force_pairs(&bad, 0.75));
+        assert_eq!(
+            h.pairs_within_half_shell(0.75),
+            brute_force_pairs(&bad, 0.75)
+        );
     }
 }

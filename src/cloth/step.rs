@@ -772,7 +772,11 @@ fn needs_rebuild(
         })
     };
     let centre = (lo + hi) * 0.5;
-    ws.list_drift = if centre.is_finite() { centre } else { Vec3A::ZERO };
+    ws.list_drift = if centre.is_finite() {
+        centre
+    } else {
+        Vec3A::ZERO
+    };
     // Written negated on purpose: a NaN skin or displacement also asks for a rebuild.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     let rebuild = !(m1.sqrt() + m2.sqrt() <= skin);
@@ -875,6 +879,9 @@ fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, 
     }
 }
 
+/// A pass over the lists of particles `lo..hi`: `(lo, hi, neighbours, targets)`.
+type ListPass<'a> = dyn Fn(usize, usize, &mut [u32], &mut [f32]) + Sync + 'a;
+
 /// Runs `f(lo, hi, lists, targets)` for the lists of each chunk of particles in `chunks`, in
 /// parallel, splitting the list arrays at chunk boundaries by recursion (no allocation).
 fn split_lists(
@@ -884,7 +891,7 @@ fn split_lists(
     start: &[u32],
     nbr: &mut [u32],
     target: &mut [f32],
-    f: &(dyn Fn(usize, usize, &mut [u32], &mut [f32]) + Sync),
+    f: &ListPass<'_>,
 ) {
     let (lo, hi) = (chunks.start * cs, (chunks.end * cs).min(n));
     if chunks.len() <= 1 {
