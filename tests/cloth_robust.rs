@@ -29,6 +29,11 @@ fn spatial_hash_finds_exactly_the_brute_force_pairs() {
             brute_force_pairs(&pts, radius),
             "{count} points, r = {radius}"
         );
+        // The neighbour lists are built from the half-shell queries: each pair exactly once.
+        assert_eq!(
+            hash.pairs_within_half_shell(radius),
+            brute_force_pairs(&pts, radius)
+        );
         // Smaller query radii on the same table.
         assert_eq!(
             hash.pairs_within(0.5 * radius),
@@ -48,11 +53,16 @@ fn spatial_hash_finds_exactly_the_brute_force_pairs() {
     let want = brute_force_pairs(&sc.state.x, r);
     assert!(!want.is_empty());
     assert_eq!(hash.pairs_within(r), want);
+    assert_eq!(hash.pairs_within_half_shell(r), want);
     let grid: Vec<Vec3A> = (0..400)
         .map(|i| Vec3A::new((i % 20) as f32 * 0.1, 0.0, (i / 20) as f32 * 0.1 - 1.0))
         .collect();
     hash.build(&grid, 0.1001);
     assert_eq!(hash.pairs_within(0.1001), brute_force_pairs(&grid, 0.1001));
+    assert_eq!(
+        hash.pairs_within_half_shell(0.1001),
+        brute_force_pairs(&grid, 0.1001)
+    );
 }
 
 fn run_scene(name: &str, n: u32, frames: u32, chunk: Option<usize>, threads: usize) -> ClothState {

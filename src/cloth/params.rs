@@ -176,7 +176,12 @@ pub struct SimParams {
     /// rebuilt (from the spatial hash) only when some particle has moved, relative to the
     /// cloth's mean motion, by more than half the skin since the last build (the Verlet-list
     /// rule of molecular dynamics), so no contact can be missed. Larger: longer lists, fewer
-    /// rebuilds. Range 0.1 … 4. Default 2.
+    /// rebuilds. Range 0.1 … 4. Default 2.9: the list radius (2 + 2.9) t then sits just below a
+    /// ring of rest neighbours in both of the engine's cases, so the skin is as large as it can
+    /// be without lengthening the lists of flat cloth: the `drop` grid (t = 0.4 h) gets 1.96 h,
+    /// under its 2 h ring (8 neighbours, as with 1.6 h), and the garments (t = 3 mm at 15 mm
+    /// spacing) 14.7 mm, under their spacing. Measured on `drop` N = 100: 592 rebuilds in 7,680
+    /// substeps against 849 with the old default 2.
     pub self_skin: f32,
     /// Wind field. Default: none.
     pub wind: Wind,
@@ -201,7 +206,7 @@ impl Default for SimParams {
             max_speed: 50.0,
             stability_safety: 0.9,
             contact_margin: 0.0,
-            self_skin: 2.0,
+            self_skin: 2.9,
             wind: Wind::default(),
             wet: WetParams::default(),
         }

@@ -106,14 +106,12 @@ struct ChunkScratch {
     p_len: Vec<u8>,
     p_anchor: Vec<Vec3A>,
     p_epoch: Vec<u32>,
-    /// Self-collision neighbour lists of this chunk's particles: particle `base + k` has the
-    /// neighbours `nbr[nbr_start[k]..nbr_start[k + 1]]`.
-    nbr_start: Vec<u32>,
-    nbr: Vec<u32>,
-    /// Target distance of each pair in `nbr`, m.
-    nbr_target: Vec<f32>,
-    /// The two largest squared displacements of this chunk's particles (rebuild test).
-    top2: (f32, f32),
+    /// The self-collision pairs this chunk's particles found at the last list build (from
+    /// their forward half-shells: each pair once over all chunks).
+    pairs: Vec<(u32, u32)>,
+    /// Rebuild test: the two largest squared displacements of this chunk's particles relative
+    /// to the common drift, and the box of their displacements.
+    moves: (f32, f32, Vec3A, Vec3A),
     contacts: u32,
     self_pairs: u32,
     limited: u32,
@@ -138,6 +136,12 @@ pub struct ClothWorkspace {
     pub hash: SpatialHash,
     /// Self-collision corrections, m.
     dx: Vec<Vec3A>,
+    /// Self-collision neighbour lists: particle i has the neighbours
+    /// `nbr[nbr_start[i]..nbr_start[i + 1]]` (ascending), each with its pair's target distance
+    /// in `nbr_target`, m. Empty before the first build.
+    nbr_start: Vec<u32>,
+    nbr: Vec<u32>,
+    nbr_target: Vec<f32>,
     /// Gap h, m, between each particle and its nearest collider within thickness + margin after
     /// the last collision pass; `f32::INFINITY` if none.
     pub contact_gap: Vec<f32>,
@@ -178,6 +182,9 @@ pub struct ClothWorkspace {
     x_at_list_build: Vec<Vec3A>,
     /// Neighbour-list radius of the last build, m.
     list_radius: f32,
+    /// The common displacement the rebuild test measures particle moves against, m: the centre
+    /// of the box of all displacements at the previous test (see [`needs_rebuild`]).
+    list_drift: Vec3A,
     /// How many times the self-collision lists were rebuilt (statistics).
     pub list_rebuilds: u64,
     /// The wet stage's per-particle data and counters (src/cloth/wet.rs).
@@ -201,6 +208,9 @@ impl ClothWorkspace {
             stability: StabilityReport::default(),
             hash: SpatialHash::new(),
             dx: vec![Vec3A::ZERO; n],
+            nbr_start: Vec::with_capacity(n + 1),
+            nbr: Vec::new(),
+            nbr_target: Vec::new(),
             contact_gap: vec![f32::INFINITY; n],
             contact_normal: vec![Vec3A::ZERO; n],
             contact_collider: vec![u32::MAX; n],
@@ -221,6 +231,7 @@ impl ClothWorkspace {
             chunks: vec![ChunkScratch::default(); model.chunks()],
             x_at_list_build: Vec::with_capacity(n),
             list_radius: 0.0,
+            list_drift: Vec3A::ZERO,
             list_rebuilds: 0,
             wet: wet::WetScratch::new(model),
             force_staged: false,
@@ -233,12 +244,11 @@ impl ClothWorkspace {
     /// in contact; empty before the first self-collision substep). The wet stage's
     /// self-adhesion queries the same lists.
     pub fn self_neighbours(&self, model: &ClothModel, i: usize) -> &[u32] {
-        let (c, k) = (i / model.chunk_size, i % model.chunk_size);
-        match self.chunks.get(c) {
-            Some(sc) if k + 1 < sc.nbr_start.len() => {
-                &sc.nbr[sc.nbr_start[k] as usize..sc.nbr_start[k + 1] as usize]
-            }
-            _ => &[],
+        let _ = model;
+        if i + 1 < self.nbr_start.len() {
+            &self.nbr[self.nbr_start[i] as usize..self.nbr_start[i + 1] as usize]
+        } else {
+            &[]
         }
     }
 
@@ -668,6 +678,7 @@ pub fn self_collide(
         build_lists(model, state, ws, 2.0 * max_t + skin);
     }
     let (x, xp, inv_mass) = (&state.x, &state.x_prev, &state.inv_mass);
+    let (nbr_start, nbr, nbr_target) = (&ws.nbr_start, &ws.nbr, &ws.nbr_target);
     let mu = params.self_friction.clamp(0.0, 1.0);
     let run = |c: usize, dx: &mut [Vec3A], scratch: &mut ChunkScratch| {
         let base = c * cs;
@@ -683,11 +694,8 @@ pub fn self_collide(
             let di = xi - xp[i];
             let mut sum = Vec3A::ZERO;
             let mut count = 0u32;
-            let (s, e) = (
-                scratch.nbr_start[k] as usize,
-                scratch.nbr_start[k + 1] as usize,
-            );
-            for (&j, &target) in scratch.nbr[s..e].iter().zip(&scratch.nbr_target[s..e]) {
+            let (s, e) = (nbr_start[i] as usize, nbr_start[i + 1] as usize);
+            for (&j, &target) in nbr[s..e].iter().zip(&nbr_target[s..e]) {
                 let j = j as usize;
                 let xj = x[j];
                 let d = xi - xj;
@@ -739,8 +747,14 @@ pub fn self_collide(
 /// distance changed by at most `|d_i − c| + |d_j − c|`, so the lists hold every pair within the
 /// contact distance as long as the two largest `|d_i − c|` sum to less than the skin (the
 /// Verlet-list rule of molecular dynamics, with the pair's two largest moves rather than twice
-/// the largest). `c` is the mean displacement of a fixed sample of particles, so a rigid
-/// translation of the whole cloth (free fall) triggers no rebuild.
+/// the largest). Any `c` is safe; the best is the one that minimises the largest move, which
+/// the centre of the box of all displacements approximates (exactly, per axis). The same pass
+/// that tests against `c` measures that box, and its centre is the next substep's `c`
+/// (displacements change little in one substep). Against the mean displacement (the previous
+/// choice) this matters when the cloth moves in two groups, as when its middle has landed on
+/// the sphere and its edges still fall: with 70 % stopped and 30 % falling by D, the mean puts
+/// the fallers 0.7 D away (two of them: 1.4 D) and the centre D/2 (two of them: D). A rigid
+/// translation of the whole cloth (free fall) still triggers no rebuild.
 fn needs_rebuild(
     model: &ClothModel,
     x: &[Vec3A],
@@ -752,18 +766,23 @@ fn needs_rebuild(
     if at_build.len() != x.len() || radius != ws.list_radius {
         return true;
     }
-    const SAMPLE: usize = 16;
-    let (mut c, mut count) = (Vec3A::ZERO, 0u32);
-    for (a, b) in x.iter().zip(at_build).step_by(SAMPLE) {
-        c += *a - *b;
-        count += 1;
-    }
-    let c = c / count.max(1) as f32;
+    let c = ws.list_drift;
     let cs = model.chunk_size;
-    let top2 = |x: &[Vec3A], b: &[Vec3A]| -> (f32, f32) {
-        let (mut m1, mut m2) = (0.0f32, 0.0f32);
+    // (two largest |d − c|², box of d)
+    type Moves = (f32, f32, Vec3A, Vec3A);
+    let empty: Moves = (
+        0.0,
+        0.0,
+        Vec3A::splat(f32::INFINITY),
+        Vec3A::splat(f32::NEG_INFINITY),
+    );
+    let moves = |x: &[Vec3A], b: &[Vec3A]| -> Moves {
+        let (mut m1, mut m2, mut lo, mut hi) = empty;
         for (a, b) in x.iter().zip(b) {
-            let d2 = (*a - *b - c).length_squared();
+            let d = *a - *b;
+            lo = lo.min(d);
+            hi = hi.max(d);
+            let d2 = (d - c).length_squared();
             // NaN compares false everywhere: treat it as infinitely far.
             let d2 = if d2.is_nan() { f32::INFINITY } else { d2 };
             if d2 > m2 {
@@ -775,24 +794,31 @@ fn needs_rebuild(
                 }
             }
         }
-        (m1, m2)
+        (m1, m2, lo, hi)
     };
-    let (m1, m2) = if model.chunks() == 1 {
-        top2(x, at_build)
+    let (m1, m2, lo, hi) = if model.chunks() == 1 {
+        moves(x, at_build)
     } else {
         ws.chunks
             .par_iter_mut()
             .zip(x.par_chunks(cs).zip(at_build.par_chunks(cs)))
-            .for_each(|(sc, (xc, bc))| sc.top2 = top2(xc, bc));
-        ws.chunks.iter().fold((0.0f32, 0.0f32), |(m1, m2), sc| {
-            let (a, b) = sc.top2;
-            // The two largest of {m1, m2, a, b} (m1 ≥ m2, a ≥ b).
-            if a >= m1 {
+            .for_each(|(sc, (xc, bc))| sc.moves = moves(xc, bc));
+        ws.chunks.iter().fold(empty, |(m1, m2, lo, hi), sc| {
+            let (a, b, l, h) = sc.moves;
+            // The two largest of {m1, m2, a, b} (m1 ≥ m2, a ≥ b); min/max are order-free.
+            let (m1, m2) = if a >= m1 {
                 (a, m1.max(b))
             } else {
                 (m1, m2.max(a))
-            }
+            };
+            (m1, m2, lo.min(l), hi.max(h))
         })
+    };
+    let centre = (lo + hi) * 0.5;
+    ws.list_drift = if centre.is_finite() {
+        centre
+    } else {
+        Vec3A::ZERO
     };
     // Written negated on purpose: a NaN skin or displacement also asks for a rebuild.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -800,54 +826,129 @@ fn needs_rebuild(
     rebuild
 }
 
-/// Rebuilds the per-chunk neighbour lists: every pair closer than `radius`, from the hash,
-/// each with its target distance (the sum of the thicknesses, or the rest distance for a pair
-/// of one garment that is closer than that at rest).
+/// Rebuilds the neighbour lists: every pair closer than `radius`, from the hash, each with its
+/// target distance (the sum of the thicknesses, or the rest distance for a pair of one garment
+/// that is closer than that at rest).
+///
+/// Three passes. In parallel per chunk, each particle's forward half-shell query
+/// ([`SpatialHash::for_each_forward`]) finds each pair once (half the candidates of a full
+/// query). Serially, a counting sort of the pairs by both their particles fills the lists. In
+/// parallel per chunk, each list is sorted (so the Jacobi sums do not depend on the hash
+/// layout or the chunking) and given its targets.
 fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, radius: f32) {
     let cs = model.chunk_size;
+    let n = state.x.len();
     ws.hash.build(&state.x, radius);
     ws.list_radius = radius;
+    ws.list_drift = Vec3A::ZERO;
     ws.list_rebuilds += 1;
     ws.x_at_list_build.clear();
     ws.x_at_list_build.extend_from_slice(&state.x);
-    let (hash, x) = (&ws.hash, &state.x);
+    let hash = &ws.hash;
     let r2 = radius * radius;
-    let run = |c: usize, scratch: &mut ChunkScratch| {
-        let base = c * cs;
-        let end = (base + cs).min(x.len());
-        scratch.nbr.clear();
-        scratch.nbr_target.clear();
-        scratch.nbr_start.clear();
-        scratch.nbr_start.push(0);
-        for (i, &xi) in x.iter().enumerate().take(end).skip(base) {
-            let first = scratch.nbr.len();
-            hash.for_each_candidate(xi, radius, |j, xj| {
-                if j as usize != i && xi.distance_squared(xj) < r2 {
-                    scratch.nbr.push(j);
-                }
-            });
-            // Ascending neighbour order: the Jacobi sums are independent of the hash layout.
-            scratch.nbr[first..].sort_unstable();
-            let (ti, gi) = (model.thickness[i], model.garment_of[i]);
-            for &j in &scratch.nbr[first..] {
-                let j = j as usize;
-                let mut target = ti + model.thickness[j];
-                if model.garment_of[j] == gi {
-                    target = target.min(model.rest[i].distance(model.rest[j]));
-                }
-                scratch.nbr_target.push(target);
-            }
-            scratch.nbr_start.push(scratch.nbr.len() as u32);
+    let find = |c: usize, scratch: &mut ChunkScratch| {
+        scratch.pairs.clear();
+        for i in c * cs..((c + 1) * cs).min(n) {
+            hash.for_each_forward(i, r2, |j| scratch.pairs.push((i as u32, j)));
         }
     };
     if model.chunks() == 1 {
-        run(0, &mut ws.chunks[0]);
+        find(0, &mut ws.chunks[0]);
     } else {
         ws.chunks
             .par_iter_mut()
             .enumerate()
-            .for_each(|(c, sc)| run(c, sc));
+            .for_each(|(c, sc)| find(c, sc));
     }
+    // Counting sort into the lists: degrees, prefix sums, scatter (cursor = nbr_start[i + 1],
+    // counted down).
+    let start = &mut ws.nbr_start;
+    start.clear();
+    start.resize(n + 1, 0);
+    for sc in &ws.chunks {
+        for &(i, j) in &sc.pairs {
+            start[i as usize + 1] += 1;
+            start[j as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let total = start[n] as usize;
+    ws.nbr.resize(total, 0);
+    ws.nbr_target.resize(total, 0.0);
+    // Fill each list from its end, then shift the starts back.
+    for sc in &ws.chunks {
+        for &(i, j) in &sc.pairs {
+            start[i as usize + 1] -= 1;
+            ws.nbr[start[i as usize + 1] as usize] = j;
+            start[j as usize + 1] -= 1;
+            ws.nbr[start[j as usize + 1] as usize] = i;
+        }
+    }
+    // Now start[i + 1] is list i's start: shift left by one.
+    for i in 0..n {
+        start[i] = start[i + 1];
+    }
+    start[n] = total as u32;
+    let start = &ws.nbr_start;
+    let finish = |lo: usize, hi: usize, nbr: &mut [u32], target: &mut [f32]| {
+        let base = start[lo] as usize;
+        for i in lo..hi {
+            let (s, e) = (start[i] as usize - base, start[i + 1] as usize - base);
+            // Ascending neighbour order (short lists: insertion sort inside sort_unstable).
+            nbr[s..e].sort_unstable();
+            let (ti, gi, ri) = (model.thickness[i], model.garment_of[i], model.rest[i]);
+            for (&j, t) in nbr[s..e].iter().zip(&mut target[s..e]) {
+                let j = j as usize;
+                let mut tg = ti + model.thickness[j];
+                if model.garment_of[j] == gi {
+                    // min(sum of thicknesses, rest distance), with a square root only for the
+                    // pairs that are closer at rest (grid neighbours when the cloth is thick).
+                    let rest2 = ri.distance_squared(model.rest[j]);
+                    if rest2 < tg * tg {
+                        tg = rest2.sqrt();
+                    }
+                }
+                *t = tg;
+            }
+        }
+    };
+    let (nbr, target) = (&mut ws.nbr[..], &mut ws.nbr_target[..]);
+    if model.chunks() == 1 {
+        finish(0, n, nbr, target);
+    } else {
+        split_lists(0..model.chunks(), cs, n, start, nbr, target, &finish);
+    }
+}
+
+/// A pass over the lists of particles `lo..hi`: `(lo, hi, neighbours, targets)`.
+type ListPass<'a> = dyn Fn(usize, usize, &mut [u32], &mut [f32]) + Sync + 'a;
+
+/// Runs `f(lo, hi, lists, targets)` for the lists of each chunk of particles in `chunks`, in
+/// parallel, splitting the list arrays at chunk boundaries by recursion (no allocation).
+fn split_lists(
+    chunks: std::ops::Range<usize>,
+    cs: usize,
+    n: usize,
+    start: &[u32],
+    nbr: &mut [u32],
+    target: &mut [f32],
+    f: &ListPass<'_>,
+) {
+    let (lo, hi) = (chunks.start * cs, (chunks.end * cs).min(n));
+    if chunks.len() <= 1 {
+        f(lo, hi, nbr, target);
+        return;
+    }
+    let mid = chunks.start + chunks.len() / 2;
+    let at = (start[mid * cs] - start[lo]) as usize;
+    let (na, nb) = nbr.split_at_mut(at);
+    let (ta, tb) = target.split_at_mut(at);
+    rayon::join(
+        || split_lists(chunks.start..mid, cs, n, start, na, ta, f),
+        || split_lists(mid..chunks.end, cs, n, start, nb, tb, f),
+    );
 }
 
 /// Stage `collide`: each particle against the colliders that can reach it (moving colliders at
