@@ -26,13 +26,23 @@ const STAMP_BLOCK: usize = 32;
 /// Limit springs per spring block of [`ProvotScratch`] (consecutive in a chunk's range).
 const SPRING_BLOCK: usize = 64;
 
+/// A block of consecutive limit springs of one chunk: their range, and the chunk-local ranges
+/// (inclusive) of stamp blocks their first ends and their second ends lie in.
+#[derive(Clone, Copy, Debug, Default)]
+struct SpringBlock {
+    springs: (u32, u32),
+    first_ends: (u32, u32),
+    second_ends: (u32, u32),
+}
+
 /// What lets repeated tracked passes skip springs that cannot be past the limit, with the very
 /// same result as visiting them. A chunk's springs are cut into blocks of [`SPRING_BLOCK`]; a
 /// block whose last visit moved nothing stays within the limit until one of its particles
 /// moves, and every particle move (by a pass, or reported with [`ProvotScratch::moved_by`]) is
 /// recorded per block of [`STAMP_BLOCK`] particles with the pass count ("time"). A block is
 /// skipped while no stamp block it touches has moved since the visit. Springs are sorted by
-/// first end and join nearby particles (grid rows), so a block touches a few stamp blocks.
+/// first end, so a block's first ends are a short run of particles and its second ends another
+/// (on a grid, the same run one row on): each run is a range of a few stamp blocks.
 ///
 /// Valid only while nothing else moves the particles: [`ProvotScratch::invalidate`] after any
 /// other stage. The contact rounds (src/cloth/step.rs) use it: between their passes only their
@@ -43,9 +53,8 @@ pub struct ProvotScratch {
     built_for: (usize, usize, usize),
     /// Stamp blocks per chunk.
     stamps_per_chunk: usize,
-    /// Per chunk, its spring blocks: spring range and the chunk-local range of stamp blocks
-    /// its ends lie in (inclusive).
-    blocks: Vec<Vec<(u32, u32, u32, u32)>>,
+    /// Per chunk, its spring blocks.
+    blocks: Vec<Vec<SpringBlock>>,
     /// Per chunk and block: the time of its last visit if that moved nothing, else 0 (visit).
     ok_at: Vec<Vec<u32>>,
     /// Per stamp block (`stamps_per_chunk` per chunk): the time a particle in it last moved.
@@ -72,15 +81,17 @@ impl ProvotScratch {
             let mut e0 = range.start;
             while e0 < range.end {
                 let e1 = (e0 + SPRING_BLOCK).min(range.end);
-                let (mut lo, mut hi) = (usize::MAX, 0);
-                for e in e0..e1 {
-                    for p in [set.a[e] as usize, set.b[e] as usize] {
-                        let sb = (p - base) / STAMP_BLOCK;
-                        lo = lo.min(sb);
-                        hi = hi.max(sb);
-                    }
-                }
-                list.push((e0 as u32, e1 as u32, lo as u32, hi as u32));
+                let run = |ends: &[u32]| {
+                    let sb = |p: u32| ((p as usize - base) / STAMP_BLOCK) as u32;
+                    let lo = ends.iter().map(|&p| sb(p)).min().unwrap_or(0);
+                    let hi = ends.iter().map(|&p| sb(p)).max().unwrap_or(0);
+                    (lo, hi)
+                };
+                list.push(SpringBlock {
+                    springs: (e0 as u32, e1 as u32),
+                    first_ends: run(&set.a[e0..e1]),
+                    second_ends: run(&set.b[e0..e1]),
+                });
                 e0 = e1;
             }
             self.ok_at.push(vec![0; list.len()]);
@@ -207,11 +218,14 @@ fn provot_pass<const TRACK: bool>(
         |c: usize, xc: &mut [Vec3A], mc: &mut [u8], stamp: &mut [u32], ok_at: &mut [u32]| -> bool {
             let base = c * cs;
             let mut any = false;
-            for (bi, &(e0, e1, s0, s1)) in blocks[c].iter().enumerate() {
+            for (bi, blk) in blocks[c].iter().enumerate() {
                 let ok = ok_at[bi];
-                if ok != 0 && stamp[s0 as usize..=s1 as usize].iter().all(|&t| t < ok) {
+                let clean =
+                    |(s0, s1): (u32, u32)| stamp[s0 as usize..=s1 as usize].iter().all(|&t| t < ok);
+                if ok != 0 && clean(blk.first_ends) && clean(blk.second_ends) {
                     continue;
                 }
+                let (e0, e1) = blk.springs;
                 let mut fixed = false;
                 for e in e0 as usize..e1 as usize {
                     if fix(xc, mc, base, e) {
