@@ -530,6 +530,13 @@ fn respond(
         };
     }
     *x += c.normal * depth;
+    if mu <= 0.0 {
+        // Frictionless (the contact rounds' re-projection): keep = 1, the tangential motion stays.
+        return Contact {
+            gap: thickness,
+            normal: c.normal,
+        };
+    }
     let d_surface = shape.surface_displacement(shape_start, c.normal, c.t);
     let d_rel = (*x - x_start) - d_surface;
     let d_t = d_rel - c.normal * d_rel.dot(c.normal);

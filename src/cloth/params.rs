@@ -150,8 +150,9 @@ pub struct SimParams {
     /// Extra `constrain` → `collide` rounds after each substep's `collide`, count. Range 0 … 8.
     /// Default 0 (the engine's plain stage order, which the `drop` benchmark is defined with);
     /// the dressed character ([`crate::scene::SceneConfig`]) uses 3, which keeps cloth draped
-    /// over a fast limb within Provot's limit — see `cloth::step`'s `contact_rounds`. Wet cloth
-    /// gets none (each round re-applies friction under the bridges' load).
+    /// over a fast limb within Provot's limit — see `cloth::step`'s `contact_rounds`. A round
+    /// re-projects only the particles the limit moved, without friction, so wet cloth gets them
+    /// too.
     pub contact_rounds: u32,
     /// Self- and garment–garment collision on/off. Default false.
     pub self_collision: bool,

@@ -3,14 +3,15 @@
 //!
 //! ```text
 //! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
-//!   → [constrain → collide] × SimParams::contact_rounds
+//!   → [constrain_tracked → reproject] × SimParams::contact_rounds
 //! ```
 //!
 //! `forces` accumulates springs and wind (gravity is added by `integrate`); `adhere` is the wet
 //! stage's place (adhesion forces and the extra normal load friction sees); `pins` places pinned
 //! particles on their interpolated targets; `constrain` is Provot's limit; `self_collide` pushes
 //! apart particles of one or several garments; `collide` runs last so that no particle ends a
-//! substep inside a collider, applies friction, and derives the velocity.
+//! substep inside a collider, applies friction, and derives the velocity. The contact rounds
+//! repeat the last two for the particles the deformation limit moves (`contact_rounds`).
 //!
 //! Building the workspace allocates; stepping does not.
 
@@ -84,8 +85,10 @@ const COLLIDE_SKIN: f32 = 0.02;
 /// position when the list was made, and stays valid until the particle moves further.
 const PARTICLE_SKIN: f32 = 0.01;
 
-/// Longest per-particle collider list; a particle near more colliders tests its block's list.
-const PARTICLE_LIST: usize = 8;
+/// Longest per-particle collider list (count, range 4..64, default 16: on the dressed ninja, 8
+/// sent a quarter of the particle visits to their block's longer list); a particle near more
+/// colliders tests its block's list.
+const PARTICLE_LIST: usize = 16;
 
 /// A particle pushed by less than this in the first collision pass, m, needs in the second pass
 /// only the colliders the first pass found within reach plus this (range 0..0.1, default 0.01).
@@ -93,6 +96,8 @@ const SECOND_PASS_SLACK: f32 = 0.01;
 
 #[derive(Clone, Debug, Default)]
 struct ChunkScratch {
+    /// The brute-force reference's per-block list (tests only).
+    #[cfg(test)]
     candidates: Vec<u32>,
     /// Per block of [`COLLIDE_BLOCK`] particles: its frame-long collider list.
     blocks: Vec<BlockList>,
@@ -153,6 +158,11 @@ pub struct ClothWorkspace {
     /// added to the penetration depth in the friction law. Zero for dry cloth; the wet stage
     /// writes `F_adh Δt² / m` here so wet cloth resists sliding more (PHYSICS.md §5.6).
     pub extra_normal: Vec<f32>,
+    /// Per particle: 1 if the current contact round's deformation limit moved it (the
+    /// particles [`reproject`] visits), 2 if [`reproject`] then pushed it out, else 0.
+    provot_moved: Vec<u8>,
+    /// The contact rounds' record of which limit springs need a visit.
+    provot: constraints::ProvotScratch,
     shapes_start: Vec<Shape>,
     shapes_end: Vec<Shape>,
     /// `shapes_end` prepared for the narrow phase's distance queries.
@@ -215,6 +225,8 @@ impl ClothWorkspace {
             contact_normal: vec![Vec3A::ZERO; n],
             contact_collider: vec![u32::MAX; n],
             extra_normal: vec![0.0; n],
+            provot_moved: vec![0; n],
+            provot: constraints::ProvotScratch::default(),
             shapes_start: Vec::new(),
             shapes_end: Vec::new(),
             prepared_end: Vec::new(),
@@ -435,18 +447,26 @@ pub fn substep_timed(
     lap(5);
     #[cfg(test)]
     if ws.brute_force_collide {
-        collide_brute_force(model, state, ws, params, dt);
-        for _ in 0..contact_rounds(ws, params) {
-            constrain(model, state, params);
-            collide_brute_force(model, state, ws, params, dt);
+        collide_brute_force(model, state, ws, params, dt, false);
+        for r in 0..contact_rounds(params) {
+            let (moved, provot) = (&mut ws.provot_moved, &mut ws.provot);
+            if !constrain_tracked(model, state, params, moved, provot, r == 0) {
+                break;
+            }
+            collide_brute_force(model, state, ws, params, dt, true);
         }
         lap(6);
         return;
     }
     collide(model, state, ws, params, dt);
-    for _ in 0..contact_rounds(ws, params) {
-        constrain(model, state, params);
-        collide(model, state, ws, params, dt);
+    for r in 0..contact_rounds(params) {
+        // A round whose deformation limit moved nothing would change nothing, nor would any
+        // round after it: stop.
+        let (moved, provot) = (&mut ws.provot_moved, &mut ws.provot);
+        if !constrain_tracked(model, state, params, moved, provot, r == 0) {
+            break;
+        }
+        reproject(model, state, ws, params, dt);
     }
     lap(6);
 }
@@ -459,18 +479,17 @@ pub fn substep_timed(
 /// `hakama_stretch_report` in tests/scene.rs): worst spring in the front kick 115.3 % (0 rounds),
 /// 112.7 % (1), 111.7 % (2), 110.8 % (4). More Provot passes without collision in between change
 /// nothing, since collision undoes them. Each round costs one more `constrain` and `collide`, so
-/// the engine's default is 0 and the dressed scene asks for 2.
+/// the engine's default is 0 and the dressed scene asks for more.
 ///
-/// Wet cloth gets none: `collide` applies friction each time it runs, and with the bridges'
-/// extra normal load (wet.rs) applying it three times per substep makes wet cloth stick far more
-/// than the calibrated single pass (the Fig. 6 and Fig. 7 checks in tests/wet.rs fail). A
-/// friction-free re-projection would let wet cloth have the rounds too.
-fn contact_rounds(ws: &ClothWorkspace, params: &SimParams) -> u32 {
-    if ws.wet.active {
-        0
-    } else {
-        params.contact_rounds.min(8)
-    }
+/// A round is cheaper than the stages it repeats: its `constrain` records which particles it
+/// moved ([`constrain_tracked`]) and only those are pushed back out ([`reproject`]), without
+/// friction, so friction is charged once per substep however many rounds run. (Re-running the
+/// full `collide` instead applied friction every round: with the wet bridges' extra normal load
+/// that made wet cloth stick far more than the calibrated single pass and failed the Fig. 6 and
+/// Fig. 7 checks of tests/wet.rs, so wet cloth had to go without rounds; now it gets them too.)
+/// The rounds stop early once a `constrain` moves nothing: every later round would be a no-op.
+fn contact_rounds(params: &SimParams) -> u32 {
+    params.contact_rounds.min(8)
 }
 
 /// Each collider's shape at the start and end of the substep, and its bounds at the end; once
@@ -648,9 +667,49 @@ pub fn pins(model: &ClothModel, state: &mut ClothState, t0: f32, t1: f32) {
 pub fn constrain(model: &ClothModel, state: &mut ClothState, params: &SimParams) {
     if let Some(tau) = params.provot_limit {
         for _ in 0..params.provot_iterations {
-            constraints::provot(model, &state.inv_mass, tau, &mut state.x);
+            // A pass that moved nothing leaves nothing for the next.
+            if !constraints::provot(model, &state.inv_mass, tau, &mut state.x) {
+                break;
+            }
         }
     }
+}
+
+/// [`constrain`] for a contact round: sets `moved[i] = 1` for every particle it moved, 0 for the
+/// others, and returns whether it moved any. On entry `moved` holds the previous round's
+/// [`reproject`] result (2 = pushed out): with `first` false, the deformation limit's passes
+/// visit only the springs near those particles or near its own earlier moves, and skip the
+/// others, which are still within the limit (see [`constraints::ProvotScratch`]; the same
+/// result as visiting them). `first` = the substep's first round, after stages that moved
+/// everything: every spring is visited.
+pub fn constrain_tracked(
+    model: &ClothModel,
+    state: &mut ClothState,
+    params: &SimParams,
+    moved: &mut [u8],
+    scratch: &mut constraints::ProvotScratch,
+    first: bool,
+) -> bool {
+    if first {
+        scratch.invalidate();
+    }
+    for (i, m) in moved.iter_mut().enumerate() {
+        if *m == 2 && !first {
+            scratch.moved_by(model, i);
+        }
+        *m = 0;
+    }
+    let mut any = false;
+    if let Some(tau) = params.provot_limit {
+        for _ in 0..params.provot_iterations {
+            let (x, w) = (&mut state.x, &state.inv_mass);
+            if !constraints::provot_tracked(model, w, tau, x, moved, scratch) {
+                break;
+            }
+            any = true;
+        }
+    }
+    any
 }
 
 /// Stage `self_collide`: particles of one garment or of different garments closer than the sum
@@ -969,6 +1028,37 @@ pub fn collide(
     params: &SimParams,
     dt: f32,
 ) {
+    collide_pass(model, state, ws, params, dt, false);
+}
+
+/// The contact rounds' collision pass: only the particles the round's deformation limit moved
+/// (`ws.provot_moved`) are pushed back out of the colliders, against the same lists as
+/// [`collide`], and without friction — friction belongs to the substep's motion, which
+/// [`collide`] has already charged it for once; applying it again in every round would make
+/// cloth stick more the more rounds it gets (and wet cloth, whose bridges add normal load,
+/// far more). Their contact records and velocities are updated; every other particle is where
+/// the last pass left it, outside every collider, and is not visited (a block of
+/// [`COLLIDE_BLOCK`] particles none of which moved is skipped whole). Leaves `moved` at 2 for
+/// each particle it pushed and 0 for the others (the next round's [`constrain_tracked`] reads it).
+pub fn reproject(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    dt: f32,
+) {
+    collide_pass(model, state, ws, params, dt, true);
+}
+
+/// [`collide`] (`only_moved` false) or [`reproject`] (true).
+fn collide_pass(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    dt: f32,
+    only_moved: bool,
+) {
     let cs = model.chunk_size;
     let mut margin = params.contact_margin.max(0.0);
     if ws.wet.active {
@@ -995,9 +1085,11 @@ pub fn collide(
                gap: &mut [f32],
                normal: &mut [Vec3A],
                which: &mut [u32],
+               moved: &mut [u8],
                scratch: &mut ChunkScratch| {
         let base = c * cs;
-        let mut contacts = 0;
+        // A re-projection changes only its particles' share of the count.
+        let mut contacts = if only_moved { scratch.contacts } else { 0 };
         let nblocks = x.len().div_ceil(COLLIDE_BLOCK);
         if scratch.blocks.len() < nblocks {
             scratch.blocks.resize(nblocks, BlockList::default());
@@ -1011,6 +1103,9 @@ pub fn collide(
         }
         for (bi, b0) in (0..x.len()).step_by(COLLIDE_BLOCK).enumerate() {
             let b1 = (b0 + COLLIDE_BLOCK).min(x.len());
+            if only_moved && moved[b0..b1].iter().all(|&m| m == 0) {
+                continue;
+            }
             let mut lo = Vec3A::splat(f32::INFINITY);
             let mut hi = Vec3A::splat(f32::NEG_INFINITY);
             for p in x[b0..b1].iter() {
@@ -1042,6 +1137,16 @@ pub fn collide(
             let mut cut_made = false;
             for k in b0..b1 {
                 let i = base + k;
+                let x_before = x[k];
+                if only_moved {
+                    if moved[k] == 0 {
+                        continue;
+                    }
+                    moved[k] = 0;
+                    if which[k] != u32::MAX {
+                        contacts -= 1;
+                    }
+                }
                 gap[k] = f32::INFINITY;
                 normal[k] = Vec3A::ZERO;
                 which[k] = u32::MAX;
@@ -1092,7 +1197,11 @@ pub fn collide(
                     &own[..scratch.p_len[k] as usize]
                 };
                 if inv_mass[i] > 0.0 && !candidates.is_empty() {
-                    let (t, mu, en) = (model.thickness[i], model.friction[i], extra[i]);
+                    let (t, mu, en) = if only_moved {
+                        (model.thickness[i], 0.0, 0.0)
+                    } else {
+                        (model.thickness[i], model.friction[i], extra[i])
+                    };
                     let reach = t + margin;
                     let reach_near = reach + SECOND_PASS_SLACK;
                     let outside = |p: Vec3A, (blo, bhi): (Vec3A, Vec3A), r: f32| {
@@ -1168,6 +1277,10 @@ pub fn collide(
                         contacts += 1;
                     }
                 }
+                if only_moved && x[k] != x_before {
+                    // Pushed out: the next round's deformation limit must look at it again.
+                    moved[k] = 2;
+                }
                 v[k] = (x[k] - xp[k]) * inv_dt;
             }
         }
@@ -1182,6 +1295,7 @@ pub fn collide(
             &mut ws.contact_gap,
             &mut ws.contact_normal,
             &mut ws.contact_collider,
+            &mut ws.provot_moved,
             &mut ws.chunks[0],
         );
     } else {
@@ -1193,14 +1307,18 @@ pub fn collide(
             .zip(ws.contact_gap.par_chunks_mut(cs))
             .zip(ws.contact_normal.par_chunks_mut(cs))
             .zip(ws.contact_collider.par_chunks_mut(cs))
+            .zip(ws.provot_moved.par_chunks_mut(cs))
             .zip(ws.chunks.par_iter_mut())
             .enumerate()
-            .for_each(|(c, ((((((x, xp), v), g), nrm), w), sc))| run(c, x, xp, v, g, nrm, w, sc));
+            .for_each(|(c, (((((((x, xp), v), g), nrm), w), m), sc))| {
+                run(c, x, xp, v, g, nrm, w, m, sc)
+            });
     }
 }
 
 /// The collide stage as it was before the BVH broad phase: every collider's current box scanned
-/// per block, every candidate in the second pass. The reference the fast stage must equal.
+/// per block, every candidate in the second pass. The reference the fast stage must equal; with
+/// `only_moved`, the reference of [`reproject`] (the flagged particles, without friction).
 #[cfg(test)]
 fn collide_brute_force(
     model: &ClothModel,
@@ -1208,6 +1326,7 @@ fn collide_brute_force(
     ws: &mut ClothWorkspace,
     params: &SimParams,
     dt: f32,
+    only_moved: bool,
 ) {
     let cs = model.chunk_size;
     let mut margin = params.contact_margin.max(0.0);
@@ -1228,9 +1347,10 @@ fn collide_brute_force(
                gap: &mut [f32],
                normal: &mut [Vec3A],
                which: &mut [u32],
+               moved: &mut [u8],
                scratch: &mut ChunkScratch| {
         let base = c * cs;
-        let mut contacts = 0;
+        let mut contacts = if only_moved { scratch.contacts } else { 0 };
         // The broad phase runs per block of BLOCK consecutive particles: garments are laid out
         // row by row, so a block is a short strip whose box meets only the nearby body
         // colliders (a whole 1024-particle chunk of a skirt meets the whole lower body).
@@ -1246,11 +1366,25 @@ fn collide_brute_force(
             collide::broad_phase(bounds, lo, hi, grow, &mut scratch.candidates);
             for k in b0..b1 {
                 let i = base + k;
+                let x_before = x[k];
+                if only_moved {
+                    if moved[k] == 0 {
+                        continue;
+                    }
+                    moved[k] = 0;
+                    if which[k] != u32::MAX {
+                        contacts -= 1;
+                    }
+                }
                 gap[k] = f32::INFINITY;
                 normal[k] = Vec3A::ZERO;
                 which[k] = u32::MAX;
                 if inv_mass[i] > 0.0 && !scratch.candidates.is_empty() {
-                    let (t, mu, en) = (model.thickness[i], model.friction[i], extra[i]);
+                    let (t, mu, en) = if only_moved {
+                        (model.thickness[i], 0.0, 0.0)
+                    } else {
+                        (model.thickness[i], model.friction[i], extra[i])
+                    };
                     // Two passes: a particle squeezed between two colliders (cloth in the crease
                     // between a sphere and the floor) is pushed out of one into the other once.
                     for _pass in 0..2 {
@@ -1292,6 +1426,10 @@ fn collide_brute_force(
                         contacts += 1;
                     }
                 }
+                if only_moved && x[k] != x_before {
+                    // Pushed out: the next round's deformation limit must look at it again.
+                    moved[k] = 2;
+                }
                 v[k] = (x[k] - xp[k]) * inv_dt;
             }
         }
@@ -1306,6 +1444,7 @@ fn collide_brute_force(
             &mut ws.contact_gap,
             &mut ws.contact_normal,
             &mut ws.contact_collider,
+            &mut ws.provot_moved,
             &mut ws.chunks[0],
         );
     } else {
@@ -1317,9 +1456,12 @@ fn collide_brute_force(
             .zip(ws.contact_gap.par_chunks_mut(cs))
             .zip(ws.contact_normal.par_chunks_mut(cs))
             .zip(ws.contact_collider.par_chunks_mut(cs))
+            .zip(ws.provot_moved.par_chunks_mut(cs))
             .zip(ws.chunks.par_iter_mut())
             .enumerate()
-            .for_each(|(c, ((((((x, xp), v), g), nrm), w), sc))| run(c, x, xp, v, g, nrm, w, sc));
+            .for_each(|(c, (((((((x, xp), v), g), nrm), w), m), sc))| {
+                run(c, x, xp, v, g, nrm, w, m, sc)
+            });
     }
 }
 
@@ -1333,6 +1475,17 @@ mod tests {
     /// particles to scanning every collider, at every frame.
     #[test]
     fn bvh_broad_phase_equals_brute_force() {
+        bvh_equals_brute_force_with_rounds(0);
+    }
+
+    /// The same with contact rounds: [`reproject`] against its reference (the flagged particles
+    /// of a linear scan, frictionless).
+    #[test]
+    fn reprojection_rounds_equal_brute_force() {
+        bvh_equals_brute_force_with_rounds(3);
+    }
+
+    fn bvh_equals_brute_force_with_rounds(rounds: u32) {
         let opts = SceneOptions {
             n: 40,
             ..SceneOptions::default()
@@ -1340,6 +1493,8 @@ mod tests {
         let mut a = build_scene("drop", &opts).unwrap();
         let mut b = build_scene("drop", &opts).unwrap();
         b.workspace.brute_force_collide = true;
+        a.params.contact_rounds = rounds;
+        b.params.contact_rounds = rounds;
         let capsules = |f: u32| -> Vec<Shape> {
             (0..12)
                 .map(|k| {
