@@ -794,8 +794,20 @@ pub fn self_collide(
             .enumerate()
             .for_each(|(c, (dx, sc))| run(c, dx, sc));
     }
-    for (x, d) in state.x.iter_mut().zip(&ws.dx) {
-        *x += *d;
+    // Jacobi: every correction was computed from the same positions; apply them all now.
+    let apply = |x: &mut [Vec3A], d: &[Vec3A]| {
+        for (x, d) in x.iter_mut().zip(d) {
+            *x += *d;
+        }
+    };
+    if model.chunks() == 1 {
+        apply(&mut state.x, &ws.dx);
+    } else {
+        state
+            .x
+            .par_chunks_mut(cs)
+            .zip(ws.dx.par_chunks(cs))
+            .for_each(|(x, d)| apply(x, d));
     }
 }
 
