@@ -341,6 +341,8 @@ pub struct BodyAtRest<'a> {
     pub up: Vec3,
     pub forward: Vec3,
     pub left: Vec3,
+    /// [`BodyAtRest::arm_sweep`], computed on first use (it poses every clip).
+    sweep: std::cell::OnceCell<Vec<Vec<Vec3>>>,
 }
 
 impl<'a> BodyAtRest<'a> {
@@ -381,6 +383,7 @@ impl<'a> BodyAtRest<'a> {
             up: Vec3::Y,
             forward: Vec3::Z,
             left: Vec3::X,
+            sweep: std::cell::OnceCell::new(),
         };
         // glTF is Y up; the character's left from its hip joints, forward = left × up.
         if let (Ok(l), Ok(r)) = (b.joint("LeftUpLeg", "body"), b.joint("RightUpLeg", "body")) {
@@ -611,6 +614,81 @@ impl<'a> BodyAtRest<'a> {
             });
         }
         self.joints_under(&roots)
+    }
+
+    /// Where the arms go relative to the pelvis: every arm skin vertex (dominant joint under a
+    /// shoulder, see [`BodyAtRest::limb_joints`]) at every 1/15 s of each of the rig's clips,
+    /// carried into the hips' rest frame (the frame the waist garments' pins ride in), so that
+    /// a waist garment can keep its fixed parts out of the arms' swing. Empty if the rig has
+    /// no clip or no Hips bone. A bind pose (T-pose) says nothing about where hanging arms
+    /// swing: CesiumMan's forearm passes within ~2 cm of the hips' skin at the back in its walk.
+    fn arm_sweep(&self) -> &[Vec<Vec3>] {
+        self.sweep.get_or_init(|| self.sweep_arms())
+    }
+
+    /// [`BodyAtRest::arm_sweep`], uncached. 15 samples a second: a hand swings at ~1 m/s, but
+    /// the extremes that matter here are turning points, where it is slowest.
+    fn sweep_arms(&self) -> Vec<Vec<Vec3>> {
+        let Some(hips) = self.node("Hips") else {
+            return Vec::new();
+        };
+        let mut roots = Vec::new();
+        for [shoulder, arm] in [["LeftShoulder", "LeftArm"], ["RightShoulder", "RightArm"]] {
+            roots.push(if self.node(shoulder).is_some() {
+                shoulder
+            } else {
+                arm
+            });
+        }
+        let arm = self.joints_under(&roots);
+        let skin = &self.rig.skins[self.skin];
+        let verts: Vec<(usize, usize)> = self
+            .rig
+            .meshes
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                m.skin == Some(self.skin as u32) && m.joints.len() == m.positions.len()
+            })
+            .flat_map(|(mi, m)| {
+                let arm = &arm;
+                (0..m.positions.len())
+                    .filter(move |&v| {
+                        let (j, w) = (m.joints[v], m.weights[v]);
+                        let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                        arm.get(j[k] as usize).copied().unwrap_or(false)
+                    })
+                    .map(move |v| (mi, v))
+            })
+            .collect();
+        let sk = &self.rig.skeleton;
+        let rest_hips = sk.rest_world()[hips];
+        let mut out = Vec::new();
+        let (mut wfn, mut wfb) = (Vec::new(), Vec::new());
+        let mut pose = crate::anim::Pose::rest(sk);
+        for clip in &self.rig.clips {
+            let n = (clip.duration() * 15.0).ceil() as usize;
+            for k in 0..=n {
+                pose.local.clone_from(&sk.rest);
+                let t = clip.start + clip.duration() * k as f32 / n.max(1) as f32;
+                clip.sample(t, &mut pose);
+                pose.world_from_node(sk, &mut wfn);
+                crate::body::world_from_bind(&wfn, skin, &mut wfb);
+                let to_rest = rest_hips * wfn[hips].inverse();
+                out.push(
+                    verts
+                        .iter()
+                        .map(|&(mi, v)| {
+                            let m = &self.rig.meshes[mi];
+                            let q = blend(&wfb, m.joints[v], m.weights[v])
+                                .transform_point3(m.positions[v]);
+                            to_rest.transform_point3(q)
+                        })
+                        .collect(),
+                );
+            }
+        }
+        out
     }
 
     fn bind(&self, points: &[Vec3]) -> Result<PinBinding, GarmentError> {
@@ -927,6 +1005,7 @@ fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> 
     // Horizontal room around the body at the hem, m (the wide hakama leg), and pleat depth.
     let ease = 0.08;
     let pleat = 0.03;
+    let arms_hang_by_hips = arms_hang_by_hips(body, waist, hem_y);
     let mut sheet = Sheet::default();
     for side in [1.0f32, -1.0] {
         let left = body.left * side;
@@ -975,12 +1054,20 @@ fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> 
             .map(|(t, _, _)| t.y - hem_y)
             .fold(0.0f32, f32::max);
         let rows = ((longest / spec.spacing).round() as usize).max(3) + 1;
+        // Full width by a quarter of the length: the thighs never pull the cloth taut against
+        // its pinned top. Where the arms hang by the hips, by the first free row instead: a
+        // row still hugging the hip is pinched between the hip and the hanging hand, pulled
+        // off its pinned top (CesiumMan's walk: 122.6 % of rest; flared at the first row,
+        // 110.2 %).
+        let t_full = if arms_hang_by_hips {
+            1.0 / (rows - 1) as f32
+        } else {
+            0.25
+        };
         let base = sheet.grid(cols, rows, false, |c, r| {
             let (top, hem, outer) = columns[c];
             let t = r as f32 / (rows - 1) as f32;
-            // Full width by a quarter of the length: the thighs never pull the cloth taut
-            // against its pinned top.
-            let e = smoothstep((t * 4.0).min(1.0));
+            let e = smoothstep((t / t_full).min(1.0));
             let mut p = top.lerp(hem, e);
             p.y = top.y + (hem_y - top.y) * t;
             if outer && (c / 2) % 2 == 0 {
@@ -1002,6 +1089,34 @@ fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> 
         sheet.pinned.extend((0..cols as u32).map(|c| base + c));
     }
     Ok(sheet)
+}
+
+/// Whether the arms hang by the hips: in at least a fifth of the poses of the rig's clips (every
+/// 1/15 s, see [`BodyAtRest::arm_sweep`]), some arm skin lies beside the hip (within 45° of
+/// the body's side, seen from the waist centre), between the hakama's waist and a quarter of its
+/// length below, within 3 cm (the pleats' depth) of the body at rest. A walk's hanging hands do
+/// (CesiumMan: 9 of its 31 poses, 29 %); a kata's fist chambered at the hip passes there now
+/// and then (the built-in ninja: 31 of 337 poses, 9.2 %; RiggedFigure: none).
+fn arms_hang_by_hips(body: &BodyAtRest, waist: Vec3, hem_y: f32) -> bool {
+    /// Room a hanging hand leaves beside the hip, m (the hakama's pleat depth).
+    const ROOM: f32 = 0.03;
+    /// Share of the poses that must have an arm there: between the two cases above.
+    const SHARE: f32 = 0.2;
+    let low = waist.y - 0.25 * (waist.y - hem_y);
+    let poses = body.arm_sweep();
+    if poses.is_empty() {
+        return false;
+    }
+    let near = poses
+        .iter()
+        .filter(|pose| {
+            pose.iter().any(|q| {
+                let d = (*q - waist).reject_from(Vec3::Y).normalize_or_zero();
+                q.y <= waist.y && q.y >= low && d.dot(body.left).abs() > 0.7 && body.sdf(*q) < ROOM
+            })
+        })
+        .count();
+    near as f32 >= SHARE * poses.len() as f32
 }
 
 fn smoothstep(s: f32) -> f32 {
@@ -1076,16 +1191,65 @@ fn sash(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     // Around the waist, above the hakama's waist ring, and further out (layering).
     let centre = Vec3::new(hips.x, hips.y + 0.8 * (spine.y - hips.y), hips.z);
     let clearance = spec.clearance + 0.008;
+    let band_height = 0.06;
+    let tail_length = 0.45 * legs;
+    let (tail_width, tail_spread) =
+        sash_tails(body, spec, centre, band_height, tail_length, clearance);
     Ok(band_with_tails(
         body,
         spec,
         centre,
-        0.06,
+        band_height,
         clearance,
-        0.06,
-        0.45 * legs,
-        0.05,
+        tail_width,
+        tail_length,
+        tail_spread,
     ))
+}
+
+/// The sash's tails: width and the lateral offset of each tail's centre from the back centre,
+/// m. By default 6 cm wide tails 5 cm either side of the spine (outer edges 8 cm out). Where
+/// the arms swing close behind the hips (CesiumMan's hanging forearms pass 5.2 cm from the
+/// spine's plane at the back in its walk; the built-in ninja's arms keep 11.7 cm off), the
+/// tails' pinned tops would sit in the forearm's path: the arm pushes the first free row away
+/// from its pinned top (137 % of rest on CesiumMan). Then both tails move in towards the spine
+/// so their outer edges keep the band's clearance inside the arms' lane (the closest any arm
+/// vertex of any of the rig's clips comes to the mid-plane, behind the back, from the band's
+/// top down a quarter of the tails' length: lower down the tails swing free and the arm pushes
+/// them aside), narrowing them if both no longer fit with a gap of
+/// `max(2 × thickness, 3 mm)` either side of the spine.
+fn sash_tails(
+    body: &BodyAtRest,
+    spec: &GarmentSpec,
+    centre: Vec3,
+    band_height: f32,
+    tail_length: f32,
+    clearance: f32,
+) -> (f32, f32) {
+    let (width, spread) = (0.06f32, 0.05f32);
+    let back = body.ray_exit(centre, -body.forward, clearance, 0.6);
+    let top = centre.y + 0.5 * band_height;
+    let bottom = centre.y - 0.25 * band_height - 0.25 * tail_length * spec.length;
+    // Tails hang 1.2 cm off the band plus their own clearance; 3 cm of room beyond that.
+    let depth = back + 0.012 + clearance + 0.03;
+    let lane = body
+        .arm_sweep()
+        .iter()
+        .flatten()
+        .filter(|q| {
+            let d = (**q - centre).dot(-body.forward);
+            q.y <= top && q.y >= bottom && d > 0.0 && d <= depth
+        })
+        .map(|q| (*q - centre).dot(body.left).abs())
+        .fold(f32::INFINITY, f32::min);
+    let outer = lane - clearance;
+    if outer >= spread + 0.5 * width {
+        return (width, spread);
+    }
+    let gap = (2.0 * spec.fabric.thickness).max(0.003);
+    // At least two columns' worth of cloth: a tail narrower than that is no tail.
+    let w = (outer - gap).min(width).max(0.02);
+    (w, (outer - 0.5 * w).max(gap + 0.5 * w))
 }
 
 fn headband(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
