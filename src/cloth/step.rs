@@ -1187,18 +1187,16 @@ fn collide_pass(
                     }
                     scratch.p_len[k] = n as u8;
                 }
-                if scratch.p_len[k] == u8::MAX {
-                    if !cut_made {
-                        cut_made = true;
-                        scratch.near.clear();
-                        for &ci in &block.list {
-                            let (blo, bhi) = bounds[ci as usize];
-                            if blo.cmple(qhi).all() && bhi.cmpge(qlo).all() {
-                                scratch.near.push(ci);
-                            }
+                if scratch.p_len[k] == u8::MAX && !cut_made {
+                    cut_made = true;
+                    scratch.near.clear();
+                    for &ci in &block.list {
+                        let (blo, bhi) = bounds[ci as usize];
+                        if blo.cmple(qhi).all() && bhi.cmpge(qlo).all() {
+                            scratch.near.push(ci);
                         }
-                        std::mem::swap(&mut scratch.near, &mut scratch.block_cut);
                     }
+                    std::mem::swap(&mut scratch.near, &mut scratch.block_cut);
                 }
                 // The candidates are read in place (the particle's own list is copied to the
                 // stack: at most PARTICLE_LIST entries), not gathered into a vector.
@@ -1257,8 +1255,8 @@ fn collide_pass(
                     scratch.near.clear();
                     let mut touched = 0;
                     let mut moved = 0.0f32;
-                    for idx in 0..candidates.len() {
-                        let ci = candidates[idx] as usize;
+                    for &ci in candidates {
+                        let ci = ci as usize;
                         if outside(x[k], bounds[ci], reach_near) {
                             continue;
                         }
@@ -1276,6 +1274,7 @@ fn collide_pass(
                         } else {
                             candidates.len()
                         };
+                        #[allow(clippy::needless_range_loop)] // one index, two lists
                         for idx in 0..n {
                             let ci = if use_near {
                                 scratch.near[idx]
