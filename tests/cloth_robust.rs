@@ -321,7 +321,7 @@ fn fast_spring_kernel_equals_the_reference_kernel() {
     for (w, (model, scale, stencils, general_garments)) in worlds.iter().enumerate() {
         assert_eq!(model.stencils.len(), *stencils, "world {w}");
         assert_eq!(
-            model.general.len() > 0,
+            !model.general.is_empty(),
             *general_garments > 0,
             "world {w}: general springs"
         );

@@ -198,14 +198,13 @@ pub(crate) fn skin(
     true
 }
 
+/// A chunk kernel: `(first_vertex, positions, normals)`.
+type ChunkFn<'a> = dyn Fn(usize, &mut [Vec3], &mut [Vec3]) + Sync + 'a;
+
 /// Runs `f(first_vertex, positions, normals)` over fixed chunks in parallel (as
 /// `VertexInput::for_each`: each vertex is computed on its own, so the result does not depend on
 /// the thread count).
-fn run(
-    out_positions: &mut [Vec3],
-    out_normals: &mut [Vec3],
-    f: &(dyn Fn(usize, &mut [Vec3], &mut [Vec3]) + Sync),
-) {
+fn run(out_positions: &mut [Vec3], out_normals: &mut [Vec3], f: &ChunkFn<'_>) {
     out_positions
         .par_chunks_mut(CHUNK)
         .zip(out_normals.par_chunks_mut(CHUNK))
@@ -898,7 +897,7 @@ mod tests {
                     skin.inverse_bind[k] = world[node as usize].inverse();
                 }
             }
-            assert_eq!(rig.meshes[0].positions.len() % 8 != 0, true);
+            assert!(!rig.meshes[0].positions.len().is_multiple_of(8));
             let mut pose = Pose::rest(&rig.skeleton);
             for b in 1..pose.local.len() {
                 pose.local[b].rotation =
