@@ -3,6 +3,11 @@
 //! of known radius, rigidly skinned to its bone, with the parts' hidden insides removed so the
 //! skin is one closed-looking surface like a real character's.
 
+#[path = "support/dressed.rs"]
+mod dressed;
+#[path = "support/tools.rs"]
+mod tools;
+
 use drape::anim::{Pose, Skeleton, Skin};
 use drape::body::{
     quality, quality_at_bind, tapered_capsule_sdf, union_sdf, world_from_bind, BodyError, Proxies,
@@ -10,6 +15,7 @@ use drape::body::{
 };
 use drape::math::{Mat4, Quat, Transform, Vec3};
 use drape::rig::{Rig, SkinnedMesh};
+use dressed::khronos_rig;
 
 // ---------------------------------------------------------------------------------------------
 // A tiny deterministic random generator (xorshift), so the tests need no extra crate.
@@ -1280,27 +1286,6 @@ fn ninja_proxies_meet_the_quality_target() {
     assert!(q.mean_gap < 0.008 && q.p95_gap < 0.016, "{q}");
     assert!(q.hidden > 0 && q.hidden < q.vertices / 2, "{q}");
     assert!(q.spheres < 260, "{q}");
-}
-
-/// A Khronos sample rig, from ../shared/rigs (or /work/shared/rigs); `None` (and the test is
-/// skipped with a note) when it is not there.
-fn khronos_rig(name: &str) -> Option<Rig> {
-    let rel = format!("khronos/{name}/{name}.glb");
-    let path = [
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/rigs"),
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/rigs"),
-        std::path::PathBuf::from("/work/shared/rigs"),
-    ]
-    .into_iter()
-    .map(|d| d.join(&rel))
-    .find(|p| p.exists());
-    match path {
-        Some(p) => Some(drape::asset::load_rig(&p).unwrap()),
-        None => {
-            eprintln!("skipped: {rel} not found");
-            None
-        }
-    }
 }
 
 /// The target on characters that are not Mixamo-built: CesiumMan and RiggedFigure, whose

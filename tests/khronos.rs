@@ -2,110 +2,18 @@
 //! garment library: waist pins bound to the trunk, and every garment through the whole walk
 //! with the every-frame checks, LBS and DQS.
 
+#[path = "support/dressed.rs"]
+mod dressed;
+#[path = "support/tools.rs"]
+mod tools;
+
 use drape::anim::Pose;
 use drape::body::union_sdf;
 use drape::garments::{BodyAtRest, GarmentKind, GarmentSpec, PinBinding};
 use drape::math::Vec3;
-use drape::scene::{Scene, SceneConfig};
+use drape::scene::Scene;
 use drape::skin::SkinMethod;
-
-/// A Khronos sample rig, from ../shared/rigs (or /work/shared/rigs); `None` (and the test is
-/// skipped with a note) when it is not there.
-fn khronos(name: &str) -> Option<drape::rig::Rig> {
-    let rel = format!("khronos/{name}/{name}.glb");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let path = [
-        root.join("../shared/rigs"),
-        root.join("../../shared/rigs"),
-        std::path::PathBuf::from("/work/shared/rigs"),
-    ]
-    .into_iter()
-    .map(|d| d.join(&rel))
-    .find(|p| p.exists());
-    match path {
-        Some(p) => Some(drape::asset::load_rig(&p).unwrap()),
-        None => {
-            eprintln!("skipped: {rel} not found");
-            None
-        }
-    }
-}
-
-/// Coarse garments (3× the default spacing) and a short start-up, as in tests/scene.rs.
-fn coarse_config(clip: Option<String>, kinds: &[GarmentKind]) -> SceneConfig {
-    SceneConfig {
-        clip,
-        garments: kinds.iter().map(|&k| GarmentSpec::coarse(k, 3.0)).collect(),
-        settle: 0.2,
-        blend: 0.3,
-        ..SceneConfig::default()
-    }
-}
-
-/// The end-of-frame checks (the same as tests/scene.rs); the first violation.
-fn check_frame(scene: &Scene) -> Result<(), String> {
-    let st = &scene.state;
-    let m = &scene.model;
-    if !st.is_finite() {
-        return Err("non-finite particle".into());
-    }
-    for (k, &i) in m.pins.iter().enumerate() {
-        let d = st.x[i as usize].distance(scene.pin_targets[k].into());
-        if d > 1e-4 {
-            return Err(format!(
-                "pin {k} (particle {i}) is {:.3} mm off its target",
-                d * 1e3
-            ));
-        }
-    }
-    for i in 0..m.len() {
-        if m.is_pinned(i) {
-            continue;
-        }
-        let d = union_sdf(st.x[i].into(), &scene.proxy_frame, &scene.proxies.capsules);
-        if d < -1e-3 {
-            return Err(format!(
-                "particle {i} of {} is {:.2} mm inside the body",
-                m.garments[m.garment_of[i] as usize].name,
-                -d * 1e3
-            ));
-        }
-    }
-    let tau = scene.config.sim.provot_limit.unwrap_or(0.1);
-    let l = &m.limits;
-    for e in 0..l.len() {
-        let (a, b) = (l.a[e] as usize, l.b[e] as usize);
-        if m.is_pinned(a) && m.is_pinned(b) {
-            continue;
-        }
-        let len = st.x[a].distance(st.x[b]);
-        if len > l.rest[e] * (1.0 + tau + 0.02) {
-            return Err(format!(
-                "spring {a}-{b} of {} stretched to {:.1} % of rest",
-                m.garments[m.garment_of[a] as usize].name,
-                100.0 * len / l.rest[e]
-            ));
-        }
-    }
-    for i in 0..m.len() {
-        for j in i + 1..m.len() {
-            if m.garment_of[i] == m.garment_of[j] {
-                continue;
-            }
-            let min = 0.5 * m.thickness[i].max(m.thickness[j]);
-            let d = st.x[i].distance(st.x[j]);
-            if d < min {
-                return Err(format!(
-                    "particles {i} ({}) and {j} ({}) are {:.2} mm apart",
-                    m.garments[m.garment_of[i] as usize].name,
-                    m.garments[m.garment_of[j] as usize].name,
-                    d * 1e3
-                ));
-            }
-        }
-    }
-    Ok(())
-}
+use dressed::{check_frame, coarse_config, khronos_rig as khronos};
 
 /// Runs the start-up and the rig's first clip to its end with `kinds`, skinned with `method`,
 /// checking every frame.
