@@ -696,7 +696,7 @@ fn springs(st: &GridStencil, scale: f32, b: &mut Band) {
                     &mut az[oa..oa + cols],
                 );
                 let (bx, by, bz) = (&mut bx[..cols], &mut by[..cols], &mut bz[..cols]);
-                row_add_sub(&row, [ax, ay, az], [bx, by, bz]);
+                row_add_sub(&row, ax, ay, az, bx, by, bz);
             } else if a_in {
                 let [ax, ay, az] = acc;
                 let (ax, ay, az) = (
@@ -718,7 +718,7 @@ fn springs(st: &GridStencil, scale: f32, b: &mut Band) {
     }
 }
 
-// The four uses of `spring_row!`, as functions so that the outputs are `&mut` parameters:
+// The four uses of `spring_row!`, as functions whose outputs are separate `&mut` parameters:
 // LLVM keeps their no-alias guarantee through inlining, so the vectorised loops need no
 // run-time overlap checks against the six input rows (callgrind: those checks cost ~7
 // instructions per spring when the loop was written inline in `springs`).
@@ -737,10 +737,17 @@ fn row_to(r: &SpringRow, tx: &mut [f32], ty: &mut [f32], tz: &mut [f32]) {
 
 /// Added at end a's particles, subtracted at end b's (rows `a` and `b`, disjoint).
 #[inline(always)]
-fn row_add_sub(r: &SpringRow, a: [&mut [f32]; 3], b: [&mut [f32]; 3]) {
+#[allow(clippy::too_many_arguments)]
+fn row_add_sub(
+    r: &SpringRow,
+    ax: &mut [f32],
+    ay: &mut [f32],
+    az: &mut [f32],
+    bx: &mut [f32],
+    by: &mut [f32],
+    bz: &mut [f32],
+) {
     let m = r.rest.len();
-    let [ax, ay, az] = a;
-    let [bx, by, bz] = b;
     let (ax, ay, az) = (&mut ax[..m], &mut ay[..m], &mut az[..m]);
     let (bx, by, bz) = (&mut bx[..m], &mut by[..m], &mut bz[..m]);
     spring_row!(r, |j, f| {
