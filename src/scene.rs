@@ -511,18 +511,11 @@ impl Scene {
                 .iter()
                 .map(|t| t.map(|i| i - base)),
         );
-        out.normals.clear();
-        out.normals.resize(out.positions.len(), Vec3::ZERO);
-        for t in &out.triangles {
-            let [a, b, c] = t.map(|i| out.positions[i as usize]);
-            let n = (b - a).cross(c - a);
-            for &i in t {
-                out.normals[i as usize] += n;
-            }
-        }
-        for n in &mut out.normals {
-            *n = n.try_normalize().unwrap_or(Vec3::Y);
-        }
+        crate::asset::geometry::smooth_normals_into(
+            &out.positions,
+            out.triangles.as_flattened(),
+            &mut out.normals,
+        );
         out.uvs.clone_from(&self.garments[g].uvs);
         out.wetness.clear();
         out.wetness

@@ -29,6 +29,9 @@ struct Case {
     body: Vec<Vec<Vec<Vec3>>>,
     /// `garments[k][g]`.
     garments: Vec<Vec<Vec<Vec3>>>,
+    /// Normals, laid out like `body` and `garments`: the skinner's and the renderer's.
+    body_normals: Vec<Vec<Vec<Vec3>>>,
+    garment_normals: Vec<Vec<Vec<Vec3>>>,
     file: PathBuf,
 }
 
@@ -53,9 +56,11 @@ fn run_rig(rig: drape::Rig, clip: Option<&str>, method: SkinMethod, seconds: f32
     };
     let mut scene = Scene::new(rig, config).expect("scene");
     let (mut body, mut garments) = (Vec::new(), Vec::new());
+    let (mut body_normals, mut garment_normals) = (Vec::new(), Vec::new());
     let opts = BakeOptions {
         seconds: Some(seconds),
         every: 2,
+        normals: true,
     };
     let baked = bake(&mut scene, opts, &mut |_, _| {}, &mut |k, s| {
         assert_eq!(k, body.len());
@@ -64,11 +69,14 @@ fn run_rig(rig: drape::Rig, clip: Option<&str>, method: SkinMethod, seconds: f32
                 .map(|m| s.body_positions(m).to_vec())
                 .collect(),
         );
-        garments.push(
-            (0..s.garments.len())
-                .map(|g| s.garment_frame(g).positions)
+        body_normals.push(
+            (0..s.rig.meshes.len())
+                .map(|m| s.body_normals(m).to_vec())
                 .collect(),
         );
+        let frames: Vec<_> = (0..s.garments.len()).map(|g| s.garment_frame(g)).collect();
+        garment_normals.push(frames.iter().map(|f| f.normals.clone()).collect());
+        garments.push(frames.into_iter().map(|f| f.positions).collect());
     })
     .expect("bake");
     // In cargo's scratch folder for integration tests, replaced by the next run (not piling up
@@ -82,6 +90,8 @@ fn run_rig(rig: drape::Rig, clip: Option<&str>, method: SkinMethod, seconds: f32
         baked,
         body,
         garments,
+        body_normals,
+        garment_normals,
         file,
     }
 }
@@ -119,13 +129,20 @@ fn lbs_body_is_the_skinned_rig_and_garments_are_morph_targets() {
         );
         assert!(p["targets"].is_null(), "body mesh {mesh} has morph targets");
     }
-    // Each garment: one target per frame after the first.
+    // Each garment: normals (smooth shading), one target per frame after the first, each
+    // with position and normal deltas.
     assert_eq!(b.layout.garments.len(), GarmentKind::ALL.len());
     for &(mesh, prim) in &b.layout.garments {
-        let targets = doc["meshes"][mesh]["primitives"][prim]["targets"]
-            .as_array()
-            .unwrap();
+        let p = &doc["meshes"][mesh]["primitives"][prim];
+        assert!(
+            p["attributes"]["NORMAL"].is_number(),
+            "garment without normals"
+        );
+        let targets = p["targets"].as_array().unwrap();
         assert_eq!(targets.len(), n - 1);
+        assert!(targets
+            .iter()
+            .all(|t| t["POSITION"].is_number() && t["NORMAL"].is_number()));
     }
     // One animation over the baked times plus the hold key.
     let anims = doc["animations"].as_array().unwrap();
@@ -215,16 +232,22 @@ fn three_matches_drape(case: &Case) {
             m["mesh"].as_u64().unwrap() as usize,
             m["primitive"].as_u64().unwrap() as usize,
         );
-        let (what, drape_frames): (String, Vec<&Vec<Vec3>>) =
+        type Frames<'a> = Vec<&'a Vec<Vec3>>;
+        let (what, drape_frames, drape_normals): (String, Frames, Frames) =
             if let Some(i) = layout.body.iter().position(|&l| l == key) {
                 (
                     format!("body mesh {i}"),
                     frames.iter().map(|&k| &case.body[k][i]).collect(),
+                    frames.iter().map(|&k| &case.body_normals[k][i]).collect(),
                 )
             } else if let Some(g) = layout.garments.iter().position(|&l| l == key) {
                 (
                     format!("garment {g}"),
                     frames.iter().map(|&k| &case.garments[k][g]).collect(),
+                    frames
+                        .iter()
+                        .map(|&k| &case.garment_normals[k][g])
+                        .collect(),
                 )
             } else {
                 panic!("three.js shows a mesh drape did not bake: {}", m["name"]);
@@ -255,6 +278,41 @@ fn three_matches_drape(case: &Case) {
                 worst.1,
                 worst.0 * 1e3
             );
+        }
+        // Morph-target meshes (every garment; the body when it is baked as morph targets)
+        // carry their normals: three.js must shade with drape's, not flat ones.
+        let morphed = !(m["skinned"] == true);
+        if morphed {
+            assert!(!m["normals"].is_null(), "{what}: no normals");
+        }
+        if let Some(nrm) = m["normals"].as_array() {
+            for (j, ours) in drape_normals.iter().enumerate() {
+                let theirs = nrm[j].as_array().unwrap();
+                let mut worst = (0.0f32, 0);
+                for (v, p) in ours.iter().enumerate() {
+                    let q = Vec3::new(
+                        theirs[3 * v].as_f64().unwrap() as f32,
+                        theirs[3 * v + 1].as_f64().unwrap() as f32,
+                        theirs[3 * v + 2].as_f64().unwrap() as f32,
+                    );
+                    let d = p.distance(q);
+                    if d > worst.0 {
+                        worst = (d, v);
+                    }
+                }
+                println!(
+                    "{what} normals at {:.3} s: worst {:.2e} (vertex {})",
+                    times[j], worst.0, worst.1
+                );
+                // 1e-3 of a unit vector: 0.06°, float rounding of the deltas aside.
+                assert!(
+                    worst.0 <= 1e-3,
+                    "{what} at {} s: three.js turns vertex {}'s normal {:.4} away from drape's",
+                    times[j],
+                    worst.1,
+                    worst.0
+                );
+            }
         }
         checked += 1;
     }
@@ -308,6 +366,7 @@ fn bake_refuses_to_overwrite_without_force() {
         seconds: Some(0.1),
         every: 1,
         force: false,
+        no_normals: false,
     };
     let err = drape::cli::bake::run(args).expect_err("must refuse");
     assert!(err.to_string().contains("--force"), "{err}");
@@ -330,13 +389,45 @@ fn bad_seconds_or_every_are_refused_not_a_panic() {
         let opts = BakeOptions {
             seconds: Some(s),
             every: 1,
+            normals: true,
         };
         assert!(bake(&mut scene, opts, &mut |_, _| {}, &mut |_, _| {}).is_err());
     }
     let opts = BakeOptions {
         seconds: Some(0.1),
         every: 0,
+        normals: true,
     };
     let err = bake(&mut scene, opts, &mut |_, _| {}, &mut |_, _| {}).err();
     assert!(err.is_some_and(|e| e.to_string().contains("--every")));
+}
+
+/// `--no-normals`: the garments' morph meshes carry positions only (a smaller file).
+#[test]
+fn bake_without_normals_writes_positions_only() {
+    let rig = load_rig_named("ninja", None).unwrap();
+    let mut scene = Scene::new(
+        rig,
+        SceneConfig {
+            clip: Some("stance".into()),
+            garments: vec![GarmentSpec::coarse(GarmentKind::Headband, 2.0)],
+            settle: 0.1,
+            blend: 0.1,
+            ..SceneConfig::default()
+        },
+    )
+    .unwrap();
+    let opts = BakeOptions {
+        seconds: Some(0.1),
+        every: 2,
+        normals: false,
+    };
+    let baked = bake(&mut scene, opts, &mut |_, _| {}, &mut |_, _| {}).unwrap();
+    let doc = gltf_json(&baked.bytes);
+    let (mesh, prim) = baked.layout.garments[0];
+    let p = &doc["meshes"][mesh]["primitives"][prim];
+    assert!(p["attributes"]["NORMAL"].is_null());
+    let targets = p["targets"].as_array().unwrap();
+    assert!(!targets.is_empty());
+    assert!(targets.iter().all(|t| t["NORMAL"].is_null()));
 }

@@ -564,6 +564,12 @@ pub struct MorphMesh {
     pub material: BakedMaterial,
     /// `frames[k][v]`: position of vertex `v` at baked frame `k`, metres, world space.
     pub frames: Vec<Vec<Vec3>>,
+    /// `normals[k][v]`: unit normal of vertex `v` at baked frame `k`, world space; or empty for
+    /// none. Without normals glTF viewers shade every triangle flat (glTF 2.0 §3.7.2.1: "When
+    /// normals are not specified, client implementations MUST calculate flat normals"), which
+    /// makes cloth look faceted; with them the base mesh gets NORMAL and each morph target
+    /// NORMAL deltas, and viewers shade smoothly as drape does.
+    pub normals: Vec<Vec<Vec3>>,
 }
 
 /// How the body is baked.
@@ -627,6 +633,20 @@ fn check_morph(m: &MorphMesh, frames: usize) -> Result<(), ExportError> {
     if !m.uvs.is_empty() && m.uvs.len() != n {
         return bad("UV count differs from the vertex count");
     }
+    if !m.normals.is_empty() {
+        if m.normals.len() != frames || m.normals.iter().any(|f| f.len() != n) {
+            return bad("normals differ in count from the positions");
+        }
+        // The validator requires unit normals on the base mesh (and drape's renderer gives
+        // unit normals everywhere): anything else is a bug upstream.
+        if m.normals
+            .iter()
+            .flatten()
+            .any(|v| !v.is_finite() || (v.length() - 1.0).abs() > 1e-3)
+        {
+            return bad("normals must be finite unit vectors");
+        }
+    }
     Ok(())
 }
 
@@ -639,13 +659,19 @@ fn with_hold<T: Copy>(v: &[T]) -> Vec<T> {
 
 /// A morph-target mesh: base positions = frame 0, target `k − 1` = frame `k` − frame 0, and a
 /// LINEAR `weights` sampler that goes from frame to frame (weight 1 on frame k's target at its
-/// key, so positions between keys are interpolated linearly like the body's bones). Returns
-/// the mesh JSON and, when it has targets, the sampler output accessor.
+/// key, so positions between keys are interpolated linearly like the body's bones). Normals,
+/// when the mesh has them, are laid out the same way (NORMAL deltas in each target; viewers
+/// renormalise after blending). Returns the mesh JSON and, when it has targets, the sampler
+/// output accessor.
 fn morph_mesh(b: &mut Builder, m: &MorphMesh, material: Option<usize>) -> (Value, Option<usize>) {
     let base = &m.frames[0];
     let n = base.len();
     let pos = b.floats(&vec3s(base), 3, "VEC3", Some(ARRAY_BUFFER), true);
     let mut attributes = json!({"POSITION": pos});
+    let base_normals = m.normals.first();
+    if let Some(bn) = base_normals {
+        attributes["NORMAL"] = json!(b.floats(&vec3s(bn), 3, "VEC3", Some(ARRAY_BUFFER), false));
+    }
     if !m.uvs.is_empty() {
         let uv: Vec<f32> = m.uvs.iter().flat_map(|u| u.to_array()).collect();
         attributes["TEXCOORD_0"] = json!(b.floats(&uv, 2, "VEC2", Some(ARRAY_BUFFER), false));
@@ -665,12 +691,20 @@ fn morph_mesh(b: &mut Builder, m: &MorphMesh, material: Option<usize>) -> (Value
     let mut output = None;
     if n_t > 0 {
         let mut delta = Vec::with_capacity(n * 3);
-        let targets: Vec<Value> = m.frames[1..]
-            .iter()
-            .map(|f| {
+        let targets: Vec<Value> = (1..m.frames.len())
+            .map(|k| {
                 delta.clear();
+                let f = &m.frames[k];
                 delta.extend(f.iter().zip(base).flat_map(|(p, q)| (*p - *q).to_array()));
-                json!({"POSITION": b.floats(&delta, 3, "VEC3", Some(ARRAY_BUFFER), true)})
+                let mut t =
+                    json!({"POSITION": b.floats(&delta, 3, "VEC3", Some(ARRAY_BUFFER), true)});
+                if let Some(bn) = base_normals {
+                    delta.clear();
+                    let f = &m.normals[k];
+                    delta.extend(f.iter().zip(bn).flat_map(|(p, q)| (*p - *q).to_array()));
+                    t["NORMAL"] = json!(b.floats(&delta, 3, "VEC3", Some(ARRAY_BUFFER), false));
+                }
+                t
             })
             .collect();
         prim["targets"] = json!(targets);
@@ -1043,6 +1077,7 @@ mod tests {
                 vec![Vec3::ZERO, Vec3::X, Vec3::Y],
                 vec![Vec3::Z, Vec3::X, Vec3::Y],
             ],
+            normals: vec![vec![Vec3::Z; 3], vec![Vec3::ONE.normalize(); 3]],
         };
         let mut bake = Bake {
             rig: &rig,
@@ -1079,7 +1114,31 @@ mod tests {
             [(1, Property::Rotation), (3, Property::MorphTargetWeights)]
         );
 
+        // The cloth's normals: frame 0's as NORMAL, frame 1's as the target's NORMAL delta.
+        let prim = g
+            .document
+            .meshes()
+            .nth(1)
+            .unwrap()
+            .primitives()
+            .next()
+            .unwrap();
+        let r = prim.reader(|_| Some(&blob[..]));
+        let base: Vec<[f32; 3]> = r.read_normals().unwrap().collect();
+        assert_eq!(base, [[0.0, 0.0, 1.0]; 3]);
+        let (_, normals, _) = r.read_morph_targets().next().unwrap();
+        let n1 = Vec3::ONE.normalize();
+        for d in normals.unwrap() {
+            let back = Vec3::Z + Vec3::from(d);
+            assert!(back.distance(n1) < 1e-6, "{back}");
+        }
+
         // Inconsistent bakes are refused, not written.
+        bake.garments[0].normals[1][2] = Vec3::X * 2.0;
+        assert!(matches!(bake_to_glb(&bake), Err(ExportError::Invalid(_))));
+        bake.garments[0].normals.pop();
+        assert!(matches!(bake_to_glb(&bake), Err(ExportError::Invalid(_))));
+        bake.garments[0].normals.clear();
         bake.garments[0].frames.pop();
         assert!(matches!(bake_to_glb(&bake), Err(ExportError::Invalid(_))));
         bake.garments.clear();

@@ -54,21 +54,31 @@ pub fn triangulate(seq: Vec<u32>, topology: Topology) -> (Vec<u32>, usize) {
 
 /// Smooth vertex normals: the sum of the (unnormalised) face normals of the triangles around
 /// each vertex, i.e. weighted by triangle area, then normalised. Vertices no triangle uses, or
-/// whose triangles cancel out, get +Y. `indices` must already be range-checked.
+/// whose triangles cancel out, get +Y; a triangle with an index out of range is skipped.
 pub fn smooth_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
-    let mut n = vec![Vec3::ZERO; positions.len()];
+    let mut n = Vec::new();
+    smooth_normals_into(positions, indices, &mut n);
+    n
+}
+
+/// [`smooth_normals`] into a reused buffer (per-frame callers: the renderer, the exporter).
+pub fn smooth_normals_into(positions: &[Vec3], indices: &[u32], n: &mut Vec<Vec3>) {
+    n.clear();
+    n.resize(positions.len(), Vec3::ZERO);
     for t in indices.chunks_exact(3) {
         let (a, b, c) = (t[0] as usize, t[1] as usize, t[2] as usize);
+        if a.max(b).max(c) >= n.len() {
+            continue;
+        }
         // The cross product's length is twice the triangle's area: area weighting for free.
         let f = (positions[b] - positions[a]).cross(positions[c] - positions[a]);
         n[a] += f;
         n[b] += f;
         n[c] += f;
     }
-    for v in &mut n {
+    for v in n.iter_mut() {
         *v = v.try_normalize().unwrap_or(Vec3::Y);
     }
-    n
 }
 
 /// What [`normalise_weights`] changed, for the loader's one-line warning.

@@ -369,149 +369,6 @@ fn write_gif(
     .map_err(|e| err(&e))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args() -> Args {
-        Args {
-            rig: None,
-            clip: None,
-            frames: Some("0..1".into()),
-            fps: 30.0,
-            size: "64x64".into(),
-            out: std::env::temp_dir().join("drape_render_cli_test"),
-            gif: None,
-            gif_width: 480,
-            no_png: false,
-            method: "lbs".into(),
-            shader: "texture".into(),
-            camera: "auto".into(),
-            garments: Vec::new(),
-            wet: Vec::new(),
-            compare: false,
-            samples: 4,
-            force: false,
-        }
-    }
-
-    /// Bad input is refused before any GPU work, with a message naming the problem.
-    #[test]
-    fn bad_rig_clip_and_options_are_named() {
-        let err = |a: Args| run(a).unwrap_err().to_string();
-        let e = err(Args {
-            rig: Some("/no/such/rig.glb".into()),
-            ..args()
-        });
-        assert!(e.contains("--rig") && e.contains("/no/such/rig.glb"), "{e}");
-        let e = err(Args {
-            clip: Some("moonwalk".into()),
-            ..args()
-        });
-        assert!(
-            e.contains("no clip 'moonwalk'") && e.contains("roundhouse_kick"),
-            "{e}"
-        );
-        let e = err(Args {
-            size: "12x12".into(),
-            ..args()
-        });
-        assert!(e.contains("--size"), "{e}");
-        let e = err(Args {
-            shader: "pastel".into(),
-            ..args()
-        });
-        assert!(e.contains("--shader") && e.contains("toon"), "{e}");
-        let e = err(Args {
-            method: "magic".into(),
-            ..args()
-        });
-        assert!(e.contains("magic"), "{e}");
-        let e = err(Args {
-            camera: "0,95".into(),
-            ..args()
-        });
-        assert!(e.contains("camera"), "{e}");
-        let e = err(Args {
-            no_png: true,
-            ..args()
-        });
-        assert!(e.contains("--no-png"), "{e}");
-        let e = err(Args {
-            samples: 2,
-            ..args()
-        });
-        assert!(e.contains("--samples"), "{e}");
-        let e = err(Args {
-            wet: vec!["cape".into()],
-            ..args()
-        });
-        assert!(e.contains("--wet") && e.contains("--garments"), "{e}");
-        let e = err(Args {
-            garments: vec!["cape".into()],
-            compare: true,
-            ..args()
-        });
-        assert!(e.contains("--compare") && e.contains("--wet"), "{e}");
-    }
-
-    /// Frames already in --out and an existing --gif are refused before any work, naming the
-    /// folder; nothing is touched.
-    #[test]
-    fn existing_frames_and_gif_are_kept_unless_forced() {
-        let out = std::env::temp_dir().join(format!("drape_render_force_{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
-        std::fs::create_dir_all(&out).unwrap();
-        let frames = vec![out.join("frame_0000.png"), out.join("frame_0001.png")];
-        // An empty folder, or one holding other files, is fine.
-        std::fs::write(out.join("notes.txt"), "x").unwrap();
-        refuse_overwrite(&out, &frames, None, false).unwrap();
-        std::fs::write(&frames[1], "mine").unwrap();
-        let e = refuse_overwrite(&out, &frames, None, false)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains(&out.display().to_string())
-                && e.contains("frame_0001.png")
-                && e.contains("--force"),
-            "{e}"
-        );
-        refuse_overwrite(&out, &frames, None, true).unwrap();
-        let gif = out.join("notes.txt");
-        let e = refuse_overwrite(&out, &frames[..1], Some(&gif), false)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--gif") && e.contains("notes.txt"), "{e}");
-        // Through run(): refused before the GPU is asked for anything.
-        let e = run(Args {
-            out: out.clone(),
-            frames: Some("1..2".into()),
-            ..args()
-        })
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("--force"), "{e}");
-        assert_eq!(std::fs::read_to_string(&frames[1]).unwrap(), "mine");
-        let _ = std::fs::remove_dir_all(&out);
-    }
-
-    #[test]
-    fn sizes_and_ranges_parse_and_bad_ones_name_the_problem() {
-        assert_eq!(parse_size("1280x720").unwrap(), (1280, 720));
-        assert_eq!(parse_size("256X256").unwrap(), (256, 256));
-        for bad in ["", "1280", "0x720", "10x10", "99999x10", "axb", "1280x"] {
-            let e = parse_size(bad).unwrap_err().to_string();
-            assert!(e.contains("--size"), "{bad}: {e}");
-        }
-        assert_eq!(parse_frames("0..3").unwrap(), vec![0, 1, 2]);
-        assert_eq!(parse_frames("5..=6").unwrap(), vec![5, 6]);
-        for bad in ["", "3", "3..3", "4..2", "a..3", "0..1000000"] {
-            let e = parse_frames(bad).unwrap_err().to_string();
-            assert!(e.contains("--frames"), "{bad}: {e}");
-        }
-    }
-}
-
 /// A dressed character being simulated alongside the render.
 struct Dressed {
     scene: crate::scene::Scene,
@@ -721,5 +578,148 @@ fn garment_material(kind: crate::garments::GarmentKind) -> crate::gpu::renderer:
     crate::gpu::renderer::ObjectMaterial {
         base_color: crate::math::Vec4::new(c[0], c[1], c[2], 1.0),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> Args {
+        Args {
+            rig: None,
+            clip: None,
+            frames: Some("0..1".into()),
+            fps: 30.0,
+            size: "64x64".into(),
+            out: std::env::temp_dir().join("drape_render_cli_test"),
+            gif: None,
+            gif_width: 480,
+            no_png: false,
+            method: "lbs".into(),
+            shader: "texture".into(),
+            camera: "auto".into(),
+            garments: Vec::new(),
+            wet: Vec::new(),
+            compare: false,
+            samples: 4,
+            force: false,
+        }
+    }
+
+    /// Bad input is refused before any GPU work, with a message naming the problem.
+    #[test]
+    fn bad_rig_clip_and_options_are_named() {
+        let err = |a: Args| run(a).unwrap_err().to_string();
+        let e = err(Args {
+            rig: Some("/no/such/rig.glb".into()),
+            ..args()
+        });
+        assert!(e.contains("--rig") && e.contains("/no/such/rig.glb"), "{e}");
+        let e = err(Args {
+            clip: Some("moonwalk".into()),
+            ..args()
+        });
+        assert!(
+            e.contains("no clip 'moonwalk'") && e.contains("roundhouse_kick"),
+            "{e}"
+        );
+        let e = err(Args {
+            size: "12x12".into(),
+            ..args()
+        });
+        assert!(e.contains("--size"), "{e}");
+        let e = err(Args {
+            shader: "pastel".into(),
+            ..args()
+        });
+        assert!(e.contains("--shader") && e.contains("toon"), "{e}");
+        let e = err(Args {
+            method: "magic".into(),
+            ..args()
+        });
+        assert!(e.contains("magic"), "{e}");
+        let e = err(Args {
+            camera: "0,95".into(),
+            ..args()
+        });
+        assert!(e.contains("camera"), "{e}");
+        let e = err(Args {
+            no_png: true,
+            ..args()
+        });
+        assert!(e.contains("--no-png"), "{e}");
+        let e = err(Args {
+            samples: 2,
+            ..args()
+        });
+        assert!(e.contains("--samples"), "{e}");
+        let e = err(Args {
+            wet: vec!["cape".into()],
+            ..args()
+        });
+        assert!(e.contains("--wet") && e.contains("--garments"), "{e}");
+        let e = err(Args {
+            garments: vec!["cape".into()],
+            compare: true,
+            ..args()
+        });
+        assert!(e.contains("--compare") && e.contains("--wet"), "{e}");
+    }
+
+    /// Frames already in --out and an existing --gif are refused before any work, naming the
+    /// folder; nothing is touched.
+    #[test]
+    fn existing_frames_and_gif_are_kept_unless_forced() {
+        let out = std::env::temp_dir().join(format!("drape_render_force_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
+        let frames = vec![out.join("frame_0000.png"), out.join("frame_0001.png")];
+        // An empty folder, or one holding other files, is fine.
+        std::fs::write(out.join("notes.txt"), "x").unwrap();
+        refuse_overwrite(&out, &frames, None, false).unwrap();
+        std::fs::write(&frames[1], "mine").unwrap();
+        let e = refuse_overwrite(&out, &frames, None, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&out.display().to_string())
+                && e.contains("frame_0001.png")
+                && e.contains("--force"),
+            "{e}"
+        );
+        refuse_overwrite(&out, &frames, None, true).unwrap();
+        let gif = out.join("notes.txt");
+        let e = refuse_overwrite(&out, &frames[..1], Some(&gif), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--gif") && e.contains("notes.txt"), "{e}");
+        // Through run(): refused before the GPU is asked for anything.
+        let e = run(Args {
+            out: out.clone(),
+            frames: Some("1..2".into()),
+            ..args()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--force"), "{e}");
+        assert_eq!(std::fs::read_to_string(&frames[1]).unwrap(), "mine");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    #[test]
+    fn sizes_and_ranges_parse_and_bad_ones_name_the_problem() {
+        assert_eq!(parse_size("1280x720").unwrap(), (1280, 720));
+        assert_eq!(parse_size("256X256").unwrap(), (256, 256));
+        for bad in ["", "1280", "0x720", "10x10", "99999x10", "axb", "1280x"] {
+            let e = parse_size(bad).unwrap_err().to_string();
+            assert!(e.contains("--size"), "{bad}: {e}");
+        }
+        assert_eq!(parse_frames("0..3").unwrap(), vec![0, 1, 2]);
+        assert_eq!(parse_frames("5..=6").unwrap(), vec![5, 6]);
+        for bad in ["", "3", "3..3", "4..2", "a..3", "0..1000000"] {
+            let e = parse_frames(bad).unwrap_err().to_string();
+            assert!(e.contains("--frames"), "{bad}: {e}");
+        }
     }
 }

@@ -494,7 +494,9 @@ mod tests {
     #[test]
     fn balanced_chunks_are_even_and_equal() {
         assert_eq!(balanced_chunk_size(5_218), 870);
-        for n in [1, 100, 1_024, 1_025, 1_600, 3_600, 5_218, 10_000, 65_536, 100_003] {
+        for n in [
+            1, 100, 1_024, 1_025, 1_600, 3_600, 5_218, 10_000, 65_536, 100_003,
+        ] {
             let cs = balanced_chunk_size(n);
             assert!(cs <= CHUNK_SIZE, "n {n}: chunk {cs}");
             let k = n.div_ceil(cs);

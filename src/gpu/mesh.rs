@@ -8,6 +8,7 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use super::context::{GpuContext, GpuError};
+use crate::asset::geometry::smooth_normals;
 use crate::math::{Vec2, Vec3};
 
 /// One vertex as the draw reads it, 32 bytes. Mirrors `VsIn` locations 0–1 in
@@ -209,7 +210,7 @@ impl MeshData {
     /// Area-weighted vertex normals from the triangles (what the cloth upload uses when the
     /// simulation does not provide normals).
     pub fn recompute_normals(&mut self) {
-        self.normals = vertex_normals(&self.positions, &self.indices);
+        self.normals = smooth_normals(&self.positions, &self.indices);
     }
 
     fn drop_degenerate_triangles(&mut self) {
@@ -254,25 +255,6 @@ pub fn bounds_of(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
             .iter()
             .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
     )
-}
-
-/// Area-weighted vertex normals (the cross product of two edges is twice the area times the
-/// unit normal, so summing unnormalised face normals weights by area).
-pub fn vertex_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
-    let mut n = vec![Vec3::ZERO; positions.len()];
-    for t in indices.chunks_exact(3) {
-        let (a, b, c) = (t[0] as usize, t[1] as usize, t[2] as usize);
-        if a >= n.len() || b >= n.len() || c >= n.len() {
-            continue;
-        }
-        let f = (positions[b] - positions[a]).cross(positions[c] - positions[a]);
-        n[a] += f;
-        n[b] += f;
-        n[c] += f;
-    }
-    n.iter()
-        .map(|v| v.try_normalize().unwrap_or(Vec3::Y))
-        .collect()
 }
 
 /// A mesh in GPU buffers. The vertex buffer also has `STORAGE` usage so that the skinning
@@ -384,7 +366,7 @@ impl GpuMesh {
         }
         let computed;
         let normals = if normals.is_empty() {
-            computed = vertex_normals(positions, triangles);
+            computed = smooth_normals(positions, triangles);
             &computed
         } else {
             normals

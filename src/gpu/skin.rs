@@ -10,8 +10,9 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use super::context::{GpuContext, GpuError};
-use super::mesh::{vertex_normals, GpuMesh, GpuVertex};
+use super::mesh::{GpuMesh, GpuVertex};
 use crate::anim::Skin;
+use crate::asset::geometry::smooth_normals;
 use crate::math::{DualQuat, Mat3, Mat4, Quat, Vec3};
 use crate::rig::SkinnedMesh;
 
@@ -291,7 +292,7 @@ impl GpuSkinnedMesh {
         let normals = if mesh.normals.len() == n {
             &mesh.normals
         } else {
-            computed = vertex_normals(&mesh.positions, &mesh.indices);
+            computed = smooth_normals(&mesh.positions, &mesh.indices);
             &computed
         };
         let u4 = |j: &[u16; 4]| j.map(u32::from);

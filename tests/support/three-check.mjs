@@ -7,7 +7,12 @@
 // Usage: DRAPE_THREE_DIR=/tmp/drape-ci-tools/node_modules \
 //        node tests/support/three-check.mjs FILE.glb T1,T2,...
 // Output: {"revision", "animations": [{name, duration, tracks}], "meshes": [{name, mesh,
-//          primitive, skinned, vertices, morphTargets, positions: [[x,y,z,…] per time]}]}
+//          primitive, skinned, vertices, morphTargets, positions: [[x,y,z,…] per time],
+//          normals: [[x,y,z,…] per time] or null}]}
+// Normals are given for meshes that are not skinned and have a NORMAL attribute: the base
+// normal plus each morph target's normal times its influence (glTF targets are relative),
+// normalised, then turned by the object's normal matrix — what three.js's morphnormal_vertex
+// and defaultnormal_vertex shader chunks do.
 // Exits non-zero (message on stderr) when three.js cannot load the file.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -66,6 +71,7 @@ root.traverse((o) => {
       vertices: o.geometry.attributes.position.count,
       morphTargets: (o.geometry.morphAttributes.position ?? []).length,
       positions: [],
+      normals: !o.isSkinnedMesh && o.geometry.attributes.normal ? [] : null,
     },
   });
 });
@@ -88,6 +94,29 @@ for (const t of times) {
       flat[3 * i + 2] = r(v.z);
     }
     out.positions.push(flat);
+    if (out.normals) {
+      const g = object.geometry;
+      const base = g.attributes.normal;
+      const targets = g.morphAttributes.normal ?? [];
+      const inf = object.morphTargetInfluences ?? [];
+      const nm = new THREE.Matrix3().getNormalMatrix(object.matrixWorld);
+      const nf = new Array(n * 3);
+      for (let i = 0; i < n; i++) {
+        v.fromBufferAttribute(base, i);
+        for (let k = 0; k < targets.length; k++) {
+          if (inf[k] !== 0) {
+            v.x += inf[k] * targets[k].getX(i);
+            v.y += inf[k] * targets[k].getY(i);
+            v.z += inf[k] * targets[k].getZ(i);
+          }
+        }
+        v.normalize().applyMatrix3(nm).normalize();
+        nf[3 * i] = r(v.x);
+        nf[3 * i + 1] = r(v.y);
+        nf[3 * i + 2] = r(v.z);
+      }
+      out.normals.push(nf);
+    }
   }
 }
 
