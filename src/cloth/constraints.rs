@@ -21,6 +21,7 @@ pub fn provot(model: &ClothModel, inv_mass: &[f32], tau: f32, x: &mut [Vec3A]) -
 }
 
 /// Springs tested at once by the SIMD test of [`visit`] (their squared lengths fill a ymm).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const GROUP: usize = 8;
 
 /// Whether this CPU runs [`visit`]'s AVX2 test (detected at run time; the scalar loop is kept
@@ -201,7 +202,8 @@ struct SpringBlock {
 ///
 /// Valid only while nothing else moves the particles: [`ProvotScratch::invalidate`] after any
 /// other stage. The contact rounds (src/cloth/step.rs) use it: between their passes only their
-/// re-projection moves particles, and it reports the ones it pushed.
+/// re-projection moves particles, and it reports the ones it pushed; so does the `constrain`
+/// stage, whose passes follow each other directly.
 #[derive(Clone, Debug, Default)]
 pub struct ProvotScratch {
     /// (particles, chunk size, springs) the blocks were cut for.
