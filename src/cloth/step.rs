@@ -451,7 +451,7 @@ pub fn substep_timed(
     lap(2);
     pins(model, state, t0, t1);
     lap(3);
-    constrain(model, state, params);
+    constrain(model, state, ws, params);
     lap(4);
     if params.self_collision {
         self_collide(model, state, ws, params);
@@ -676,11 +676,26 @@ pub fn pins(model: &ClothModel, state: &mut ClothState, t0: f32, t1: f32) {
 }
 
 /// Stage `constrain`: Provot's deformation limit, `provot_iterations` passes.
-pub fn constrain(model: &ClothModel, state: &mut ClothState, params: &SimParams) {
+///
+/// The passes after the first skip the blocks of springs that the pass before found within
+/// the limit and whose particles have not moved since ([`constraints::ProvotScratch`], the
+/// same result as visiting them): in the dressed scene (`drape bench scene`) ~40 % of the
+/// springs. `ws.provot_moved` is written on the way (the contact rounds' first
+/// [`constrain_tracked`] clears it).
+pub fn constrain(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+) {
     if let Some(tau) = params.provot_limit {
+        let (moved, scratch) = (&mut ws.provot_moved, &mut ws.provot);
+        // The stages before moved every particle.
+        scratch.invalidate();
         for _ in 0..params.provot_iterations {
             // A pass that moved nothing leaves nothing for the next.
-            if !constraints::provot(model, &state.inv_mass, tau, &mut state.x) {
+            let (x, w) = (&mut state.x, &state.inv_mass);
+            if !constraints::provot_tracked(model, w, tau, x, moved, scratch) {
                 break;
             }
         }
@@ -705,11 +720,20 @@ pub fn constrain_tracked(
     if first {
         scratch.invalidate();
     }
-    for (i, m) in moved.iter_mut().enumerate() {
-        if *m == 2 && !first {
-            scratch.moved_by(model, i);
+    if first {
+        moved.fill(0);
+    } else {
+        // Most particles were not pushed: 16 flags are tested at once (one SIMD compare).
+        for (c, m16) in moved.chunks_mut(16).enumerate() {
+            if m16.iter().fold(false, |any, &m| any | (m == 2)) {
+                for (k, m) in m16.iter().enumerate() {
+                    if *m == 2 {
+                        scratch.moved_by(model, 16 * c + k);
+                    }
+                }
+            }
+            m16.fill(0);
         }
-        *m = 0;
     }
     let mut any = false;
     if let Some(tau) = params.provot_limit {
