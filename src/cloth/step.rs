@@ -94,6 +94,36 @@ const PARTICLE_LIST: usize = 16;
 /// only the colliders the first pass found within reach plus this (range 0..0.1, default 0.01).
 const SECOND_PASS_SLACK: f32 = 0.01;
 
+/// Tolerance taken off a particle's recorded clearance for rounding, m: this plus
+/// [`CLEARANCE_EPS_REL`] × the particle's largest coordinate (range 1e-6..1e-3, default 1e-4:
+/// the distance queries and interpolations round at ~1e-7 of the coordinates, and a larger
+/// value only costs a few more visits).
+const CLEARANCE_EPS: f32 = 1e-4;
+/// See [`CLEARANCE_EPS`] (range 1e-6..1e-4, default 1e-5).
+const CLEARANCE_EPS_REL: f32 = 1e-5;
+
+/// How far a particle was from every collider of its list when last tested, so that later
+/// substeps can skip it while it provably stays out of reach (conservative advancement): the
+/// distance to a collider changes no faster than the particle moves plus the collider's
+/// [`Collider::sweep_speed`] × the elapsed frame fraction. Most particles are out of reach of
+/// every collider most of the time (on the dressed ninja, 3 % of the particle–substeps touch a
+/// collider while 3.5 candidates per particle pass the box test), so most visits end here.
+/// Read and written together, hence one record per particle.
+#[derive(Clone, Copy, Debug, Default)]
+struct Clearance {
+    /// Where the particle was, m.
+    x: Vec3A,
+    /// The lower bound on its distance from every collider of its list then, less the rounding
+    /// tolerance, plus `speed` × the frame fraction then, m: at frame fraction t (same sweep),
+    /// the particle is at least `clear − speed·t − |x_now − x|` from all of them.
+    clear: f32,
+    /// The largest [`Collider::sweep_speed`] over its list, m per frame (set when the list is
+    /// made; infinite for a list that is its block's).
+    speed: f32,
+    /// The workspace's `collide_sweep` when recorded; 0 = no record.
+    sweep: u32,
+}
+
 #[derive(Clone, Debug, Default)]
 struct ChunkScratch {
     /// The brute-force reference's per-block list (tests only).
@@ -111,6 +141,8 @@ struct ChunkScratch {
     p_len: Vec<u8>,
     p_anchor: Vec<Vec3A>,
     p_epoch: Vec<u32>,
+    /// Per particle of the chunk: its clearance record.
+    p_clear: Vec<Clearance>,
     /// The self-collision pairs this chunk's particles found at the last list build (from
     /// their forward half-shells: each pair once over all chunks).
     pairs: Vec<(u32, u32)>,
@@ -118,6 +150,9 @@ struct ChunkScratch {
     /// to the common drift, and the box of their displacements.
     moves: (f32, f32, Vec3A, Vec3A),
     contacts: u32,
+    /// Tests only: particle visits of the collide stage that the clearance record skipped.
+    #[cfg(test)]
+    clear_skips: u64,
     self_pairs: u32,
     limited: u32,
 }
@@ -183,6 +218,13 @@ pub struct ClothWorkspace {
     /// Box of each bounded collider swept over the frame (the union of its boxes at the frame's
     /// start and end holds every interpolated pose: a box's corners move linearly).
     swept: Vec<(Vec3A, Vec3A)>,
+    /// Each collider's [`Collider::sweep_speed`] over the current frame, m per frame.
+    collider_speed: Vec<f32>,
+    /// Bumped whenever the interpolation restarts (new colliders, a new frame, a substep out of
+    /// order): clearance records from an older sweep are void. Never 0.
+    collide_sweep: u32,
+    /// Frame fraction of the current substep's end (the instant of `shapes_end`).
+    collide_t: f32,
     /// Collider index of each entry of `swept` (the BVH answers indices into `swept`).
     swept_collider: Vec<u32>,
     /// Each collider's swept box, by collider index (infinite for planes).
@@ -246,6 +288,9 @@ impl ClothWorkspace {
             swept_for: Vec::new(),
             swept: Vec::new(),
             swept_collider: Vec::new(),
+            collider_speed: Vec::new(),
+            collide_sweep: 1,
+            collide_t: f32::NAN,
             swept_by_collider: Vec::new(),
             unbounded: Vec::new(),
             collider_bvh: ProxyBvh::default(),
@@ -519,7 +564,14 @@ fn interpolate_colliders(colliders: &[Collider], t0: f32, t1: f32, ws: &mut Clot
         ws.prepared_end.push(collide::PreparedShape::new(&end));
         ws.shapes_end.push(end);
     }
+    // A new sweep unless this substep continues the last one's interpolation.
+    let mut restart = t0 != ws.collide_t;
+    ws.collide_t = t1;
     if ws.swept_for.as_slice() != colliders {
+        restart = true;
+        ws.collider_speed.clear();
+        ws.collider_speed
+            .extend(colliders.iter().map(Collider::sweep_speed));
         ws.swept_for.clear();
         ws.swept_for.extend_from_slice(colliders);
         ws.swept.clear();
@@ -540,6 +592,9 @@ fn interpolate_colliders(colliders: &[Collider], t0: f32, t1: f32, ws: &mut Clot
         }
         ws.collider_bvh.update_boxes(&ws.swept, 2.0);
         ws.collide_generation += 1;
+    }
+    if restart {
+        ws.collide_sweep = ws.collide_sweep.wrapping_add(1).max(1);
     }
 }
 
@@ -1153,6 +1208,7 @@ fn collide_pass(
     );
     let (inv_mass, extra) = (&state.inv_mass, &ws.extra_normal);
     let grow = model.max_thickness + margin;
+    let (speeds, sweep, t_now) = (&ws.collider_speed, ws.collide_sweep, ws.collide_t);
     #[allow(clippy::too_many_arguments)]
     let run = |c: usize,
                x: &mut [Vec3A],
@@ -1176,6 +1232,7 @@ fn collide_pass(
             scratch.p_anchor.resize(x.len(), Vec3A::ZERO);
             // Epoch 0 is never a block's: every particle starts stale.
             scratch.p_epoch.resize(x.len(), 0);
+            scratch.p_clear.resize(x.len(), Clearance::default());
         }
         for (bi, b0) in (0..x.len()).step_by(COLLIDE_BLOCK).enumerate() {
             let b1 = (b0 + COLLIDE_BLOCK).min(x.len());
@@ -1238,18 +1295,43 @@ fn collide_pass(
                     let r = grow + PARTICLE_SKIN;
                     let (plo, phi) = (x[k] - r, x[k] + r);
                     let mut n = 0usize;
+                    let mut speed = 0.0f32;
                     for &ci in &block.list {
                         let (slo, shi) = swept[ci as usize];
                         if slo.cmple(phi).all() && shi.cmpge(plo).all() {
                             if n == PARTICLE_LIST {
                                 n = u8::MAX as usize;
+                                speed = f32::INFINITY;
                                 break;
                             }
                             scratch.p_list[k][n] = ci;
+                            // NaN (which `max` would drop) is infinite already.
+                            speed = speed.max(speeds[ci as usize]);
                             n += 1;
                         }
                     }
                     scratch.p_len[k] = n as u8;
+                    // A new list: the old record's bound does not cover it.
+                    scratch.p_clear[k] = Clearance {
+                        x: x[k],
+                        clear: f32::NEG_INFINITY,
+                        speed,
+                        sweep: 0,
+                    };
+                }
+                let rec = scratch.p_clear[k];
+                let reach = model.thickness[i] + margin;
+                if rec.sweep == sweep {
+                    // Conservative advancement: out of reach of the whole list still.
+                    let room = rec.clear - rec.speed * t_now - reach;
+                    if room >= 0.0 && (x[k] - rec.x).length_squared() <= room * room {
+                        #[cfg(test)]
+                        {
+                            scratch.clear_skips += 1;
+                        }
+                        v[k] = (x[k] - xp[k]) * inv_dt;
+                        continue;
+                    }
                 }
                 if scratch.p_len[k] == u8::MAX && !cut_made {
                     cut_made = true;
@@ -1276,14 +1358,95 @@ fn collide_pass(
                     } else {
                         (model.thickness[i], model.friction[i], extra[i])
                     };
-                    let reach = t + margin;
                     let reach_near = reach + SECOND_PASS_SLACK;
                     let outside = |p: Vec3A, (blo, bhi): (Vec3A, Vec3A), r: f32| {
                         p.cmplt(blo - r).any() || p.cmpgt(bhi + r).any()
                     };
+                    // Two passes: a particle squeezed between two colliders (cloth in the crease
+                    // between a sphere and the floor) is pushed out of one into the other once.
+                    // The first pass notes the colliders within reach + slack of the particle;
+                    // if its pushes add up to less than the slack, no other collider can be
+                    // within reach for the second pass.
+                    //
+                    // A particle with its own list also gathers a lower bound on its distance
+                    // from each collider of it (to the collider's box, or from the distance
+                    // query), for its clearance record.
+                    scratch.near.clear();
+                    let mut touched = 0;
+                    let mut moved = 0.0f32;
+                    let record = rec.speed.is_finite();
+                    let mut box2 = f32::INFINITY;
+                    let mut clear = f32::INFINITY;
+                    for &ci in candidates {
+                        let ci = ci as usize;
+                        let b = bounds[ci];
+                        let near = !outside(x[k], b, reach_near);
+                        if near {
+                            scratch.near.push(ci as u32);
+                        }
+                        if !near || outside(x[k], b, reach) {
+                            if record {
+                                let out = (b.0 - x[k]).max(x[k] - b.1).max(Vec3A::ZERO);
+                                box2 = box2.min(out.length_squared());
+                            }
+                            continue;
+                        }
+                        let before = x[k];
+                        let hit = if record {
+                            collide::resolve_prepared_or_bound(
+                                &mut x[k],
+                                xp[k],
+                                &prepared[ci],
+                                &shapes_end[ci],
+                                &shapes_start[ci],
+                                t,
+                                margin,
+                                mu,
+                                en,
+                            )
+                        } else {
+                            collide::resolve_prepared(
+                                &mut x[k],
+                                xp[k],
+                                &prepared[ci],
+                                &shapes_end[ci],
+                                &shapes_start[ci],
+                                t,
+                                margin,
+                                mu,
+                                en,
+                            )
+                            .ok_or(0.0)
+                        };
+                        match hit {
+                            Ok(h) => {
+                                if h.gap < gap[k] {
+                                    gap[k] = h.gap;
+                                    normal[k] = h.normal;
+                                    which[k] = ci as u32;
+                                }
+                                touched += 1;
+                                moved += (x[k] - before).length();
+                            }
+                            Err(lb) => clear = clear.min(lb),
+                        }
+                    }
+                    if record && touched == 0 {
+                        // Untouched, so still where every bound was taken.
+                        let lower = box2.sqrt().min(clear);
+                        let eps = CLEARANCE_EPS + CLEARANCE_EPS_REL * x[k].abs().max_element();
+                        scratch.p_clear[k] = Clearance {
+                            x: x[k],
+                            clear: lower - eps + rec.speed * t_now,
+                            speed: rec.speed,
+                            sweep,
+                        };
+                    } else {
+                        scratch.p_clear[k].sweep = 0;
+                    }
                     // One collider: the per-particle box test (exact: the box grown by the reach
                     // holds every point within reach of the shape, and it is much cheaper than the
-                    // distance), then the response; returns whether it was within reach.
+                    // distance), then the response (the second pass's path).
                     let mut apply = |ci: usize, xk: &mut Vec3A| -> bool {
                         if outside(*xk, bounds[ci], reach) {
                             return false;
@@ -1311,26 +1474,6 @@ fn collide_pass(
                             None => false,
                         }
                     };
-                    // Two passes: a particle squeezed between two colliders (cloth in the crease
-                    // between a sphere and the floor) is pushed out of one into the other once.
-                    // The first pass notes the colliders within reach + slack of the particle;
-                    // if its pushes add up to less than the slack, no other collider can be
-                    // within reach for the second pass.
-                    scratch.near.clear();
-                    let mut touched = 0;
-                    let mut moved = 0.0f32;
-                    for &ci in candidates {
-                        let ci = ci as usize;
-                        if outside(x[k], bounds[ci], reach_near) {
-                            continue;
-                        }
-                        scratch.near.push(ci as u32);
-                        let before = x[k];
-                        if apply(ci, &mut x[k]) {
-                            touched += 1;
-                            moved += (x[k] - before).length();
-                        }
-                    }
                     if touched >= 2 {
                         let use_near = moved <= SECOND_PASS_SLACK;
                         let n = if use_near {
@@ -1617,5 +1760,9 @@ mod tests {
                 .any(|&c| c as usize >= 2),
             "capsules touched the cloth"
         );
+        // The clearance records were put to use (and so were tested bit for bit here).
+        let skips: u64 = a.workspace.chunks.iter().map(|c| c.clear_skips).sum();
+        let visits = 39 * a.params.substeps as u64 * a.model.len() as u64;
+        assert!(skips * 4 > visits, "{skips} of {visits} visits skipped");
     }
 }
