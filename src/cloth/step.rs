@@ -85,10 +85,10 @@ const COLLIDE_SKIN: f32 = 0.02;
 /// position when the list was made, and stays valid until the particle moves further.
 const PARTICLE_SKIN: f32 = 0.01;
 
-/// Longest per-particle collider list (count, range 4..64, default 16: on the dressed ninja, 8
-/// sent a quarter of the particle visits to their block's longer list); a particle near more
-/// colliders tests its block's list.
-const PARTICLE_LIST: usize = 16;
+/// Longest per-particle collider list (count, range 4..64, default 32: on the dressed ninja, 8
+/// sent a quarter of the particle visits to their block's longer list and 16 a tenth, and those
+/// visits cannot use a clearance record); a particle near more colliders tests its block's list.
+const PARTICLE_LIST: usize = 32;
 
 /// A particle pushed by less than this in the first collision pass, m, needs in the second pass
 /// only the colliders the first pass found within reach plus this (range 0..0.1, default 0.01).
@@ -1344,13 +1344,11 @@ fn collide_pass(
                     }
                     std::mem::swap(&mut scratch.near, &mut scratch.block_cut);
                 }
-                // The candidates are read in place (the particle's own list is copied to the
-                // stack: at most PARTICLE_LIST entries), not gathered into a vector.
-                let own = scratch.p_list[k];
+                // The candidates are read in place, not gathered into a vector.
                 let candidates: &[u32] = if scratch.p_len[k] == u8::MAX {
                     &scratch.block_cut
                 } else {
-                    &own[..scratch.p_len[k] as usize]
+                    &scratch.p_list[k][..scratch.p_len[k] as usize]
                 };
                 if inv_mass[i] > 0.0 && !candidates.is_empty() {
                     let (t, mu, en) = if only_moved {
