@@ -117,6 +117,11 @@ struct Clearance {
     /// tolerance, plus `speed` × the frame fraction then, m: at frame fraction t (same sweep),
     /// the particle is at least `clear − speed·t − |x_now − x|` from all of them.
     clear: f32,
+    /// The same bound over every collider of its list but the `nearest`th, m (same offset): a
+    /// particle resting on one collider tests only that one while this holds.
+    clear_far: f32,
+    /// Position in the particle's list of the collider left out of `clear_far`.
+    nearest: u32,
     /// The largest [`Collider::sweep_speed`] over its list, m per frame (set when the list is
     /// made; infinite for a list that is its block's).
     speed: f32,
@@ -153,6 +158,9 @@ struct ChunkScratch {
     /// Tests only: particle visits of the collide stage that the clearance record skipped.
     #[cfg(test)]
     clear_skips: u64,
+    /// Tests only: visits that tested only the particle's nearest collider.
+    #[cfg(test)]
+    clear_singles: u64,
     self_pairs: u32,
     limited: u32,
 }
@@ -1315,22 +1323,32 @@ fn collide_pass(
                     scratch.p_clear[k] = Clearance {
                         x: x[k],
                         clear: f32::NEG_INFINITY,
+                        clear_far: f32::NEG_INFINITY,
+                        nearest: 0,
                         speed,
                         sweep: 0,
                     };
                 }
                 let rec = scratch.p_clear[k];
                 let reach = model.thickness[i] + margin;
+                // The room left to the list's colliders but the nearest, m (negative: none).
+                let mut room_far = -1.0f32;
                 if rec.sweep == sweep {
                     // Conservative advancement: out of reach of the whole list still.
-                    let room = rec.clear - rec.speed * t_now - reach;
-                    if room >= 0.0 && (x[k] - rec.x).length_squared() <= room * room {
+                    let swept_by = rec.speed * t_now + reach;
+                    let room = rec.clear - swept_by;
+                    let drift2 = (x[k] - rec.x).length_squared();
+                    if room >= 0.0 && drift2 <= room * room {
                         #[cfg(test)]
                         {
                             scratch.clear_skips += 1;
                         }
                         v[k] = (x[k] - xp[k]) * inv_dt;
                         continue;
+                    }
+                    let far = rec.clear_far - swept_by;
+                    if far >= 0.0 && drift2 <= far * far {
+                        room_far = far;
                     }
                 }
                 if scratch.p_len[k] == u8::MAX && !cut_made {
@@ -1369,77 +1387,153 @@ fn collide_pass(
                     // A particle with its own list also gathers a lower bound on its distance
                     // from each collider of it (to the collider's box, or from the distance
                     // query), for its clearance record.
+                    //
+                    // A particle whose record leaves only its nearest collider within reach tests
+                    // that one alone, as the first pass would meet it (every other candidate is
+                    // out of reach before and after its push); should its push carry the
+                    // particle beyond the record's room, the first pass goes on from there.
                     scratch.near.clear();
                     let mut touched = 0;
                     let mut moved = 0.0f32;
-                    let record = rec.speed.is_finite();
-                    let mut box2 = f32::INFINITY;
-                    let mut clear = f32::INFINITY;
-                    for &ci in candidates {
+                    let mut from = 0;
+                    // Whether the first pass saw every candidate (else `near` is partial).
+                    let mut whole = true;
+                    if room_far >= 0.0 {
+                        #[cfg(test)]
+                        {
+                            scratch.clear_singles += 1;
+                        }
+                        let at = rec.nearest as usize;
+                        let ci = candidates[at] as usize;
+                        let before = x[k];
+                        if !outside(before, bounds[ci], reach) {
+                            let hit = collide::resolve_prepared(
+                                &mut x[k],
+                                xp[k],
+                                &prepared[ci],
+                                &shapes_end[ci],
+                                &shapes_start[ci],
+                                t,
+                                margin,
+                                mu,
+                                en,
+                            );
+                            if let Some(h) = hit {
+                                if h.gap < gap[k] {
+                                    gap[k] = h.gap;
+                                    normal[k] = h.normal;
+                                    which[k] = ci as u32;
+                                }
+                                touched = 1;
+                                moved = (x[k] - before).length();
+                            }
+                        }
+                        from = if touched == 0
+                            || (x[k] - rec.x).length_squared() <= room_far * room_far
+                        {
+                            candidates.len()
+                        } else {
+                            whole = false;
+                            at + 1
+                        };
+                    }
+                    // A particle with its own list gathers a lower bound on its distance from
+                    // each collider of it (to the collider's box, or from the distance query)
+                    // for its clearance record: the two smallest before any push, and the
+                    // smallest after one.
+                    let record = rec.speed.is_finite() && from == 0;
+                    let (mut lb1, mut lb2, mut lb_after) =
+                        (f32::INFINITY, f32::INFINITY, f32::INFINITY);
+                    let mut at1 = 0usize;
+                    let mut hit_at = 0usize;
+                    for (at, &ci) in candidates.iter().enumerate().skip(from) {
                         let ci = ci as usize;
                         let b = bounds[ci];
                         let near = !outside(x[k], b, reach_near);
                         if near {
                             scratch.near.push(ci as u32);
                         }
-                        if !near || outside(x[k], b, reach) {
-                            if record {
-                                let out = (b.0 - x[k]).max(x[k] - b.1).max(Vec3A::ZERO);
-                                box2 = box2.min(out.length_squared());
+                        let lb = if !near || outside(x[k], b, reach) {
+                            if !record {
+                                continue;
                             }
-                            continue;
-                        }
-                        let before = x[k];
-                        let hit = if record {
-                            collide::resolve_prepared_or_bound(
-                                &mut x[k],
-                                xp[k],
-                                &prepared[ci],
-                                &shapes_end[ci],
-                                &shapes_start[ci],
-                                t,
-                                margin,
-                                mu,
-                                en,
-                            )
+                            let out = (b.0 - x[k]).max(x[k] - b.1).max(Vec3A::ZERO);
+                            out.length()
                         } else {
-                            collide::resolve_prepared(
-                                &mut x[k],
-                                xp[k],
-                                &prepared[ci],
-                                &shapes_end[ci],
-                                &shapes_start[ci],
-                                t,
-                                margin,
-                                mu,
-                                en,
-                            )
-                            .ok_or(0.0)
-                        };
-                        match hit {
-                            Ok(h) => {
-                                if h.gap < gap[k] {
-                                    gap[k] = h.gap;
-                                    normal[k] = h.normal;
-                                    which[k] = ci as u32;
+                            let before = x[k];
+                            let hit = if record {
+                                collide::resolve_prepared_or_bound(
+                                    &mut x[k],
+                                    xp[k],
+                                    &prepared[ci],
+                                    &shapes_end[ci],
+                                    &shapes_start[ci],
+                                    t,
+                                    margin,
+                                    mu,
+                                    en,
+                                )
+                            } else {
+                                collide::resolve_prepared(
+                                    &mut x[k],
+                                    xp[k],
+                                    &prepared[ci],
+                                    &shapes_end[ci],
+                                    &shapes_start[ci],
+                                    t,
+                                    margin,
+                                    mu,
+                                    en,
+                                )
+                                .ok_or(0.0)
+                            };
+                            match hit {
+                                Ok(h) => {
+                                    if h.gap < gap[k] {
+                                        gap[k] = h.gap;
+                                        normal[k] = h.normal;
+                                        which[k] = ci as u32;
+                                    }
+                                    touched += 1;
+                                    hit_at = at;
+                                    moved += (x[k] - before).length();
+                                    continue;
                                 }
-                                touched += 1;
-                                moved += (x[k] - before).length();
+                                Err(lb) => lb,
                             }
-                            Err(lb) => clear = clear.min(lb),
+                        };
+                        if touched > 0 {
+                            lb_after = lb_after.min(lb);
+                        } else if lb < lb1 {
+                            (lb2, lb1, at1) = (lb1, lb, at);
+                        } else {
+                            lb2 = lb2.min(lb);
                         }
                     }
-                    if record && touched == 0 {
-                        // Untouched, so still where every bound was taken.
-                        let lower = box2.sqrt().min(clear);
+                    if record && touched <= 1 {
+                        // Bounds taken before the push hold at the pushed position less the
+                        // push (`moved`, zero when untouched).
                         let eps = CLEARANCE_EPS + CLEARANCE_EPS_REL * x[k].abs().max_element();
-                        scratch.p_clear[k] = Clearance {
-                            x: x[k],
-                            clear: lower - eps + rec.speed * t_now,
-                            speed: rec.speed,
-                            sweep,
+                        let off = rec.speed * t_now - eps;
+                        scratch.p_clear[k] = if touched == 0 {
+                            Clearance {
+                                x: x[k],
+                                clear: lb1 + off,
+                                clear_far: lb2 + off,
+                                nearest: at1 as u32,
+                                ..rec
+                            }
+                        } else {
+                            Clearance {
+                                x: x[k],
+                                clear: f32::NEG_INFINITY,
+                                clear_far: (lb1 - moved).min(lb_after) + off,
+                                nearest: hit_at as u32,
+                                ..rec
+                            }
                         };
-                    } else {
+                        scratch.p_clear[k].sweep = sweep;
+                    } else if from == 0 {
                         scratch.p_clear[k].sweep = 0;
                     }
                     // One collider: the per-particle box test (exact: the box grown by the reach
@@ -1473,7 +1567,7 @@ fn collide_pass(
                         }
                     };
                     if touched >= 2 {
-                        let use_near = moved <= SECOND_PASS_SLACK;
+                        let use_near = whole && moved <= SECOND_PASS_SLACK;
                         let n = if use_near {
                             scratch.near.len()
                         } else {
@@ -1762,5 +1856,10 @@ mod tests {
         let skips: u64 = a.workspace.chunks.iter().map(|c| c.clear_skips).sum();
         let visits = 39 * a.params.substeps as u64 * a.model.len() as u64;
         assert!(skips * 4 > visits, "{skips} of {visits} visits skipped");
+        let singles: u64 = a.workspace.chunks.iter().map(|c| c.clear_singles).sum();
+        assert!(
+            singles * 50 > visits,
+            "{singles} of {visits} visits tested one collider"
+        );
     }
 }
