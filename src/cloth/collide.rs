@@ -458,13 +458,7 @@ impl Collider {
                     point: p1,
                     normal: n1,
                 },
-            ) => {
-                if n0 == n1 {
-                    (p1 - p0).dot(n0).abs()
-                } else {
-                    f32::INFINITY
-                }
-            }
+            ) if n0 == n1 => (p1 - p0).dot(n0).abs(),
             (
                 Shape::Sphere {
                     centre: c0,
