@@ -308,29 +308,50 @@ impl PreparedShape {
     /// at exactly `reach`).
     #[inline]
     pub fn closest_within(&self, x: Vec3A, reach: f32) -> Option<Closest> {
+        self.query::<false>(x, reach).ok()
+    }
+
+    /// [`PreparedShape::closest_within`] (the very same result within reach), and beyond reach
+    /// a lower bound on the distance, m (≥ `reach` up to rounding): the exact distance for a
+    /// plane or sphere and past the capsule's final test, else the distance to the cylinder
+    /// slab that bounds the hull. The collide stage keeps it to skip the particle's later
+    /// substeps while it cannot have come within reach.
+    #[inline]
+    pub fn closest_or_bound(&self, x: Vec3A, reach: f32) -> Result<Closest, f32> {
+        self.query::<true>(x, reach)
+    }
+
+    /// The shared body of the two queries; `BOUND` false returns `Err(0.0)` beyond reach (the
+    /// bound's arithmetic compiled out).
+    #[inline(always)]
+    fn query<const BOUND: bool>(&self, x: Vec3A, reach: f32) -> Result<Closest, f32> {
         match self.kind {
             PreparedKind::Plane => {
                 let distance = (x - self.origin).dot(self.dir);
-                (distance < reach).then_some(Closest {
-                    distance,
-                    normal: self.dir,
-                    t: 0.0,
-                })
+                if distance < reach {
+                    Ok(Closest {
+                        distance,
+                        normal: self.dir,
+                        t: 0.0,
+                    })
+                } else {
+                    Err(distance)
+                }
             }
             PreparedKind::Sphere => {
                 let d = x - self.origin;
                 let l2 = d.length_squared();
                 let out = self.r1 + reach;
                 if l2 >= out * out {
-                    return None;
+                    return Err(if BOUND { l2.sqrt() - self.r1 } else { 0.0 });
                 }
                 let l = l2.sqrt();
                 let distance = l - self.r1;
                 if distance >= reach {
-                    return None;
+                    return Err(distance);
                 }
                 let normal = if l > 1e-12 { d / l } else { Vec3A::Y };
-                Some(Closest {
+                Ok(Closest {
                     distance,
                     normal,
                     t: self.t_sphere,
@@ -339,16 +360,23 @@ impl PreparedShape {
             PreparedKind::Capsule => {
                 let d = x - self.origin;
                 let a = d.dot(self.dir);
+                // The distance to the cylinder slab {−r1 ≤ axial ≤ L + r2, radial ≤ r_max} that
+                // holds the hull: its axial and radial excesses are orthogonal.
+                let slab = |radial: Vec3A| {
+                    let ax = (-self.r1 - a).max(a - self.len - self.r2).max(0.0);
+                    let rad = (radial.length() - self.r_max).max(0.0);
+                    (ax * ax + rad * rad).sqrt()
+                };
                 // The hull's axial extent is [−r1, L + r2]: beyond it by `reach` is out of reach.
                 if a <= -(self.r1 + reach) || a >= self.len + self.r2 + reach {
-                    return None;
+                    return Err(if BOUND { slab(d - self.dir * a) } else { 0.0 });
                 }
                 let radial = d - self.dir * a;
                 let rho2 = radial.length_squared();
                 // The hull lies within r_max of the axis line.
                 let out = self.r_max + reach;
                 if rho2 >= out * out {
-                    return None;
+                    return Err(if BOUND { slab(radial) } else { 0.0 });
                 }
                 // From here, the reference's arithmetic (tapered_capsule_closest) step by step.
                 let rho = rho2.sqrt();
@@ -360,12 +388,12 @@ impl PreparedShape {
                 let dl2 = to_x.length_squared();
                 let out = r + reach;
                 if dl2 >= out * out {
-                    return None;
+                    return Err(if BOUND { dl2.sqrt() - r } else { 0.0 });
                 }
                 let dl = dl2.sqrt();
                 let distance = dl - r;
                 if distance >= reach {
-                    return None;
+                    return Err(distance);
                 }
                 let normal = if dl > 1e-12 {
                     to_x / dl
@@ -373,9 +401,9 @@ impl PreparedShape {
                     radial / rho
                 } else {
                     // x on the axis at the closest centre: the reference picks the normal.
-                    return Some(self.shape.closest(x));
+                    return Ok(self.shape.closest(x));
                 };
-                Some(Closest {
+                Ok(Closest {
                     distance,
                     normal,
                     t,
@@ -407,6 +435,71 @@ impl Collider {
     pub fn move_to(&mut self, shape: Shape) {
         self.prev = self.cur;
         self.cur = shape;
+    }
+
+    /// How fast, m per unit of frame fraction, the distance from any fixed point to the
+    /// interpolated shape `Shape::lerp(prev, cur, s)` can change with `s` (infinite when it is
+    /// not bounded: a plane that turns, a change of shape kind).
+    ///
+    /// Why this bound holds: a capsule is the union of the spheres of centre c1 + u (c2 − c1)
+    /// and radius r1 + u (r2 − r1), u ∈ [0, 1] (the convex hull of its end spheres), so outside
+    /// it the distance is min over u of |x − c(u)| − r(u). Moving the ends by Δc1, Δc2 and the
+    /// radii by Δr1, Δr2 changes each term by at most max |Δc| + max |Δr|, and the minimum by no
+    /// more; interpolation moves them by (s1 − s0) times the frame's change. Rounding of the
+    /// interpolated shapes is left to the caller's tolerance.
+    pub fn sweep_speed(&self) -> f32 {
+        let speed = match (self.prev, self.cur) {
+            (
+                Shape::Plane {
+                    point: p0,
+                    normal: n0,
+                },
+                Shape::Plane {
+                    point: p1,
+                    normal: n1,
+                },
+            ) if n0 == n1 => (p1 - p0).dot(n0).abs(),
+            (
+                Shape::Sphere {
+                    centre: c0,
+                    radius: r0,
+                },
+                Shape::Sphere {
+                    centre: c1,
+                    radius: r1,
+                },
+            ) => c0.distance(c1) + (r1 - r0).abs(),
+            (
+                Shape::Capsule {
+                    c1: a1,
+                    r1: ar1,
+                    c2: a2,
+                    r2: ar2,
+                },
+                Shape::Capsule {
+                    c1: b1,
+                    r1: br1,
+                    c2: b2,
+                    r2: br2,
+                },
+            ) => {
+                // `f32::max` would drop a NaN: add instead (NaN stays NaN).
+                let dc = a1.distance(b1) + a2.distance(b2);
+                let dr = (br1 - ar1).abs() + (br2 - ar2).abs();
+                if dc.is_nan() || dr.is_nan() {
+                    f32::NAN
+                } else {
+                    a1.distance(b1).max(a2.distance(b2)) + (br1 - ar1).abs().max((br2 - ar2).abs())
+                }
+            }
+            _ => f32::INFINITY,
+        };
+        // NaN (a broken collider) is unbounded too.
+        if speed >= 0.0 {
+            speed
+        } else {
+            f32::INFINITY
+        }
     }
 }
 
@@ -498,6 +591,34 @@ pub fn resolve_prepared(
 ) -> Option<Contact> {
     let c = prepared.closest_within(*x, thickness + margin)?;
     Some(respond(
+        x,
+        x_start,
+        c,
+        shape,
+        shape_start,
+        thickness,
+        mu,
+        extra_normal,
+    ))
+}
+
+/// [`resolve_prepared`] that also reports, when `x` is out of reach, a lower bound on its
+/// distance from the shape, m ([`PreparedShape::closest_or_bound`]).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn resolve_prepared_or_bound(
+    x: &mut Vec3A,
+    x_start: Vec3A,
+    prepared: &PreparedShape,
+    shape: &Shape,
+    shape_start: &Shape,
+    thickness: f32,
+    margin: f32,
+    mu: f32,
+    extra_normal: f32,
+) -> Result<Contact, f32> {
+    let c = prepared.closest_or_bound(*x, thickness + margin)?;
+    Ok(respond(
         x,
         x_start,
         c,
@@ -663,6 +784,95 @@ mod tests {
             }
         }
         assert!(within > 400, "too few points within reach: {within}");
+    }
+
+    /// Beyond reach, `closest_or_bound` reports a lower bound on the true distance (and at
+    /// least the reach); within reach, the very result of `closest_within`.
+    #[test]
+    fn prepared_bound_is_a_lower_bound() {
+        let mut seed = 11u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let (mut tight, mut out) = (0, 0);
+        for case in 0..6000 {
+            let mut v = || Vec3A::new(rnd(), rnd(), rnd()) * 2.0 - 1.0;
+            let (c1, c2) = (v() * 0.5, v() * 0.5);
+            let x = v() * 1.2;
+            let n = v();
+            let (r1, r2) = (rnd() * 0.3, rnd() * 0.3);
+            let shape = match case % 5 {
+                0 => Shape::sphere(c1.into(), r1),
+                1 if n.length() > 0.1 => Shape::plane(c1.into(), n.into()),
+                2 => Shape::capsule(c1.into(), r1 + 0.3, (c1 + n * 0.1).into(), r2),
+                _ => Shape::capsule(c1.into(), r1, c2.into(), r2),
+            };
+            let reach = rnd() * 0.1;
+            let p = PreparedShape::new(&shape);
+            let want = shape.closest(x).distance;
+            match p.closest_or_bound(x, reach) {
+                Ok(c) => assert_eq!(Some(c), p.closest_within(x, reach)),
+                Err(lb) => {
+                    out += 1;
+                    assert!(p.closest_within(x, reach).is_none());
+                    assert!(lb <= want + 1e-5, "{shape:?} x={x} lb={lb} want={want}");
+                    assert!(lb >= reach - 1e-5, "{shape:?} x={x} lb={lb} reach={reach}");
+                    if lb >= 0.8 * want {
+                        tight += 1;
+                    }
+                }
+            }
+        }
+        // The bound is useful: mostly within 20 % of the distance.
+        assert!(tight * 10 > out * 7, "{tight} of {out}");
+    }
+
+    /// The distance from a fixed point to an interpolated collider changes no faster than
+    /// `sweep_speed` per unit of frame fraction.
+    #[test]
+    fn sweep_speed_bounds_the_distance_change() {
+        let mut seed = 5u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32
+        };
+        for case in 0..3000 {
+            let mut v = || Vec3::new(rnd(), rnd(), rnd()) * 2.0 - 1.0;
+            let (a1, a2, m1, m2) = (v() * 0.5, v() * 0.5, v() * 0.2, v() * 0.2);
+            let x = Vec3A::from(v());
+            let (r1, r2, q1, q2) = (rnd() * 0.3, rnd() * 0.3, rnd() * 0.3, rnd() * 0.3);
+            let c = match case % 3 {
+                0 => Collider {
+                    prev: Shape::sphere(a1, r1),
+                    cur: Shape::sphere(a1 + m1, q1),
+                },
+                1 => Collider {
+                    prev: Shape::plane(a1, Vec3::Y),
+                    cur: Shape::plane(a1 + m1, Vec3::Y),
+                },
+                _ => Collider {
+                    prev: Shape::capsule(a1, r1, a2, r2),
+                    cur: Shape::capsule(a1 + m1, q1, a2 + m2, q2),
+                },
+            };
+            let speed = c.sweep_speed();
+            let (s0, s1) = (rnd(), rnd());
+            let d0 = Shape::lerp(&c.prev, &c.cur, s0).closest(x).distance;
+            let d1 = Shape::lerp(&c.prev, &c.cur, s1).closest(x).distance;
+            // Outside the shape (where the collide stage uses the bound).
+            if d0 > 0.0 && d1 > 0.0 {
+                assert!(
+                    (d1 - d0).abs() <= speed * (s1 - s0).abs() + 1e-5,
+                    "{c:?} x={x} {d0} {d1} speed {speed}"
+                );
+            }
+        }
+        let turning = Collider {
+            prev: Shape::plane(Vec3::ZERO, Vec3::Y),
+            cur: Shape::plane(Vec3::ZERO, Vec3::X),
+        };
+        assert_eq!(turning.sweep_speed(), f32::INFINITY);
     }
 
     #[test]
