@@ -343,6 +343,25 @@ pub struct BodyAtRest<'a> {
     pub left: Vec3,
     /// [`BodyAtRest::arm_sweep`], computed on first use (it poses every clip).
     sweep: std::cell::OnceCell<Vec<Vec<Vec3>>>,
+    /// Skin joint each proxy sphere follows (`Proxies::joint`, indexed like `proxies`); empty
+    /// when unknown (then the garments fit against the bind pose alone). See
+    /// [`BodyAtRest::with_proxy_joints`].
+    proxy_joints: &'a [u32],
+    /// [`BodyAtRest::limb_sweep`], computed on first use.
+    limbs: std::cell::OnceCell<LimbSweep>,
+}
+
+/// The limbs' proxies (the capsules of [`BodyAtRest::limb_joints`]: legs, arms, neck and head)
+/// in every pose of the rig's clips, carried into the hips' rest frame: what a waistband
+/// pinned to the trunk must keep out of (see [`BodyAtRest::limb_sweep`]).
+#[derive(Default)]
+struct LimbSweep {
+    /// Per pose, every proxy sphere (only the limbs' are meaningful).
+    poses: Vec<ProxyFrame>,
+    /// The limbs' capsules (pairs of sphere indices).
+    capsules: Vec<[u32; 2]>,
+    /// Those of the legs (the subtrees of both upper legs).
+    legs: Vec<[u32; 2]>,
 }
 
 impl<'a> BodyAtRest<'a> {
@@ -384,6 +403,8 @@ impl<'a> BodyAtRest<'a> {
             forward: Vec3::Z,
             left: Vec3::X,
             sweep: std::cell::OnceCell::new(),
+            proxy_joints: &[],
+            limbs: std::cell::OnceCell::new(),
         };
         // glTF is Y up; the character's left from its hip joints, forward = left × up.
         if let (Ok(l), Ok(r)) = (b.joint("LeftUpLeg", "body"), b.joint("RightUpLeg", "body")) {
@@ -400,6 +421,17 @@ impl<'a> BodyAtRest<'a> {
             }
         }
         Ok(b)
+    }
+
+    /// Tells the library which skin joint each proxy sphere follows (`Proxies::joint`, one per
+    /// sphere of `proxies`), so that a waistband can keep its pins out of where the limbs'
+    /// proxies go in the rig's clips ([`BodyAtRest::limb_sweep`]). Without it (or with a list of
+    /// the wrong length) the garments are fitted against the bind pose alone.
+    pub fn with_proxy_joints(mut self, joints: &'a [u32]) -> Self {
+        if joints.len() == self.proxies.center.len() {
+            self.proxy_joints = joints;
+        }
+        self
     }
 
     /// Node index of the humanoid bone `name` (Mixamo base name).
@@ -689,6 +721,101 @@ impl<'a> BodyAtRest<'a> {
             }
         }
         out
+    }
+
+    /// Where the limbs' proxies go relative to the pelvis: each proxy sphere following a skin
+    /// joint of [`BodyAtRest::limb_joints`] (a kicking thigh, a blocking forearm), at every
+    /// 1/30 s of each of the rig's clips (kicks are fast: at 1/15 s a front kick's thigh turns
+    /// ~20° between samples), carried into the hips' rest frame, the frame a waistband's pins
+    /// ride in. Empty without the proxies' joints ([`BodyAtRest::with_proxy_joints`]), a Hips
+    /// bone or clips.
+    fn limb_sweep(&self) -> &LimbSweep {
+        self.limbs.get_or_init(|| self.sweep_limbs())
+    }
+
+    /// [`BodyAtRest::limb_sweep`], uncached.
+    fn sweep_limbs(&self) -> LimbSweep {
+        let (Some(hips), false) = (self.node("Hips"), self.proxy_joints.is_empty()) else {
+            return LimbSweep::default();
+        };
+        let limb = self.limb_joints();
+        let on_limb = |s: u32| limb.get(self.proxy_joints[s as usize] as usize) == Some(&true);
+        let capsules: Vec<[u32; 2]> = self
+            .capsules
+            .iter()
+            .copied()
+            .filter(|&[a, b]| on_limb(a) && on_limb(b))
+            .collect();
+        if capsules.is_empty() {
+            return LimbSweep::default();
+        }
+        let leg = self.joints_under(&["LeftUpLeg", "RightUpLeg"]);
+        let on_leg = |s: u32| leg.get(self.proxy_joints[s as usize] as usize) == Some(&true);
+        let legs = capsules
+            .iter()
+            .copied()
+            .filter(|&[a, b]| on_leg(a) && on_leg(b))
+            .collect();
+        // Each sphere's centre in bind space, from its rest position.
+        let in_bind: Vec<Vec3> = self
+            .proxies
+            .center
+            .iter()
+            .zip(self.proxy_joints)
+            .map(|(&c, &j)| {
+                let m = self
+                    .world_from_bind
+                    .get(j as usize)
+                    .copied()
+                    .unwrap_or(Mat4::IDENTITY);
+                m.inverse().transform_point3(c)
+            })
+            .collect();
+        let sk = &self.rig.skeleton;
+        let skin = &self.rig.skins[self.skin];
+        let rest_hips = sk.rest_world()[hips];
+        let mut poses = Vec::new();
+        let (mut wfn, mut wfb) = (Vec::new(), Vec::new());
+        let mut pose = crate::anim::Pose::rest(sk);
+        for clip in &self.rig.clips {
+            let n = (clip.duration() * 30.0).ceil() as usize;
+            for k in 0..=n {
+                pose.local.clone_from(&sk.rest);
+                let t = clip.start + clip.duration() * k as f32 / n.max(1) as f32;
+                clip.sample(t, &mut pose);
+                pose.world_from_node(sk, &mut wfn);
+                crate::body::world_from_bind(&wfn, skin, &mut wfb);
+                let to_rest = rest_hips * wfn[hips].inverse();
+                let center = in_bind
+                    .iter()
+                    .zip(self.proxy_joints)
+                    .map(|(&c, &j)| {
+                        let m = wfb.get(j as usize).copied().unwrap_or(Mat4::IDENTITY);
+                        to_rest.transform_point3(m.transform_point3(c))
+                    })
+                    .collect();
+                poses.push(ProxyFrame {
+                    center,
+                    radius: self.proxies.radius.clone(),
+                });
+            }
+        }
+        LimbSweep {
+            poses,
+            capsules,
+            legs,
+        }
+    }
+
+    /// The least signed distance from `p` (at rest) to the limbs' proxies (or with `legs`, the
+    /// legs' alone) over every pose of [`BodyAtRest::limb_sweep`], m; +∞ without a sweep.
+    fn limb_clearance(&self, p: Vec3, legs: bool) -> f32 {
+        let s = self.limb_sweep();
+        let caps = if legs { &s.legs } else { &s.capsules };
+        s.poses
+            .iter()
+            .map(|f| union_sdf(p, f, caps))
+            .fold(f32::INFINITY, f32::min)
     }
 
     fn bind(&self, points: &[Vec3]) -> Result<PinBinding, GarmentError> {
@@ -1035,12 +1162,68 @@ fn hakama(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> 
                 })
                 .fold(0.0f32, f32::max)
         };
+        // The waist's pins ride on the trunk, but in a kick the thigh's proxy swings up over
+        // the hip crease: on the built-in ninja's front kick it reaches 17 mm past the
+        // front-right of a waist ring that clears the bind pose. A pin inside a collider holds
+        // its free neighbour, which the collider pushes out, a whole penetration depth away:
+        // 19.5 mm for a 15.3 mm spring (130 % of rest; at 3× the spacing the same depth was
+        // within the limit, so only the default resolution failed). Pushing the pin out
+        // horizontally does not help (the raised thigh reaches forward along the push), so
+        // each column's pin that a leg comes within `clearance` of rises, hugging the trunk at
+        // its new height, to the lowest height
+        // (in 2 mm steps, at most 6 cm: higher, the waistband would ride over the sash) where
+        // the limbs' proxies in every pose of the rig's clips keep `clearance` off it
+        // ([`BodyAtRest::limb_sweep`]), or where they come least deep if no height is clear:
+        // on the ninja the kata's low block sweeps the right forearm down in front of the hip
+        // a little above where the front kick's thigh reaches, so there the best is 7.6 mm
+        // deep (12 mm up), which a free neighbour 15 mm away can clear. Then the waist line is
+        // smoothed so it rises gently (at most 1 cm per 2 cm around) rather than in a step.
+        let top_at = |d: Vec3, rise: f32| {
+            let c = centre + Vec3::Y * rise;
+            c + d * body.ray_exit(c, d, clearance, 0.6)
+        };
+        let dirs: Vec<Vec3> = (0..=n_outer)
+            .map(|k| dir(std::f32::consts::PI * k as f32 / n_outer as f32))
+            .collect();
+        let raw: Vec<f32> = dirs
+            .iter()
+            .map(|&d| {
+                // Only where a leg comes too close: a hand hanging by the hip (CesiumMan's
+                // walk) is handled by the flare below, and raising the waist there would only
+                // move it into the forearm's path.
+                if body.limb_clearance(top_at(d, 0.0), true) >= clearance {
+                    return 0.0;
+                }
+                let mut best = (f32::NEG_INFINITY, 0.0);
+                for k in 0..=30 {
+                    let s = 0.002 * k as f32;
+                    let c = body.limb_clearance(top_at(d, s), false);
+                    if c >= clearance {
+                        return s;
+                    }
+                    if c > best.0 + 1e-4 {
+                        best = (c, s);
+                    }
+                }
+                best.1
+            })
+            .collect();
+        let step = top_at(dirs[0], 0.0)
+            .distance(top_at(dirs[1], 0.0))
+            .max(1e-3);
+        let rise: Vec<f32> = (0..raw.len())
+            .map(|k| {
+                raw.iter()
+                    .enumerate()
+                    .map(|(j, &q)| q - 0.5 * step * k.abs_diff(j) as f32)
+                    .fold(0.0, f32::max)
+            })
+            .collect();
         // (top point, hem point, outer: whether the column belongs to the pleated outer side)
         let mut columns: Vec<(Vec3, Vec3, bool)> = Vec::new();
-        for k in 0..=n_outer {
+        for (k, &d) in dirs.iter().enumerate() {
             let th = std::f32::consts::PI * k as f32 / n_outer as f32;
-            let d = dir(th);
-            let top = centre + d * body.ray_exit(centre, d, clearance, 0.6);
+            let top = top_at(d, rise[k]);
             let hem = Vec3::new(centre.x, hem_y, centre.z) + d * (widest(th) + ease);
             columns.push((top, hem, true));
         }

@@ -249,7 +249,8 @@ impl Scene {
         let mut built = Vec::new();
         {
             let body =
-                BodyAtRest::with_bones(&rig, skin, &rest_frame, &proxies.capsules, &config.bones)?;
+                BodyAtRest::with_bones(&rig, skin, &rest_frame, &proxies.capsules, &config.bones)?
+                    .with_proxy_joints(&proxies.joint);
             for spec in &config.garments {
                 built.push(build_garment(&body, spec)?);
             }

@@ -140,12 +140,58 @@ fn cape_sash_headband_kata_every_frame() {
 #[ignore = "diagnostic print; run by hand"]
 fn hakama_stretch_report() {
     let clip = std::env::var("DRAPE_CLIP").unwrap_or_else(|_| "front_kick".into());
+    // `DRAPE_FACTOR`: spacing as a multiple of the default (default 3, the coarse tests'; 1 =
+    // the default resolution); `DRAPE_ALL=1`: all four garments, not the hakama alone.
+    let factor: f32 = std::env::var("DRAPE_FACTOR")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
+    let all = std::env::var("DRAPE_ALL").is_ok_and(|s| s == "1");
+    let method: SkinMethod = std::env::var("DRAPE_METHOD")
+        .unwrap_or_else(|_| "lbs".into())
+        .parse()
+        .unwrap();
+    let kinds: &[GarmentKind] = if all {
+        &GarmentKind::ALL
+    } else {
+        &[GarmentKind::Hakama]
+    };
     let ninja = drape::ninja::build().unwrap();
-    let mut scene = Scene::new(
-        ninja.rig.clone(),
-        coarse_config(Some(clip.clone()), &[GarmentKind::Hakama]),
-    )
-    .unwrap();
+    let mut cfg = coarse_config(Some(clip.clone()), kinds);
+    for g in &mut cfg.garments {
+        *g = drape::garments::GarmentSpec::coarse(g.kind, factor);
+    }
+    cfg.method = method;
+    let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<f32>().ok());
+    if let Some(v) = env("DRAPE_SUBSTEPS") {
+        cfg.sim.substeps = v as u32;
+    }
+    if let Some(v) = env("DRAPE_PROVOT_IT") {
+        cfg.sim.provot_iterations = v as u32;
+    }
+    if let Some(v) = env("DRAPE_ROUNDS") {
+        cfg.sim.contact_rounds = v as u32;
+    }
+    if let Some(v) = env("DRAPE_SAFETY") {
+        cfg.sim.stability_safety = v;
+    }
+    if let Some(v) = env("DRAPE_DAMP") {
+        for g in &mut cfg.garments {
+            g.fabric.damping_ratio = v;
+        }
+    }
+    if let Some(v) = env("DRAPE_FRICTION") {
+        for g in &mut cfg.garments {
+            g.fabric.friction = v;
+        }
+    }
+    if let Some(v) = env("DRAPE_SHEAR") {
+        for g in &mut cfg.garments {
+            g.fabric.k_shear *= v;
+        }
+    }
+    let mut scene = Scene::new(ninja.rig.clone(), cfg).unwrap();
+    scene.player.set_loop_mode(LoopMode::Once);
     let c = &ninja.rig.clips[ninja.rig.clip(&clip).expect("no such clip")];
     let frames = whole_clip_frames(&scene, c);
     let limit = 1.0 + scene.config.sim.provot_limit.unwrap_or(0.1) + 0.02;
@@ -163,6 +209,7 @@ fn hakama_stretch_report() {
         format!("{}/{}", name(a), name(b))
     };
     let mut worst_all = 0.0f32;
+    let mut bad = 0;
     for f in 0..frames {
         scene.step(1.0 / 60.0);
         assert!(
@@ -185,14 +232,32 @@ fn hakama_stretch_report() {
         if over == 0 {
             continue;
         }
+        bad += 1;
+        // The capsule nearest particle `i`.
+        let nearest = |i: usize| -> u32 {
+            let p: drape::math::Vec3 = st.x[i].into();
+            (0..scene.proxies.capsules.len())
+                .min_by(|&a, &b| {
+                    let d = |c: usize| {
+                        let cap = [scene.proxies.capsules[c]];
+                        union_sdf(p, &scene.proxy_frame, &cap)
+                    };
+                    d(a).total_cmp(&d(b))
+                })
+                .map_or(u32::MAX, |c| c as u32)
+        };
         let end = |i: usize| {
             let sdf = union_sdf(st.x[i].into(), &scene.proxy_frame, &scene.proxies.capsules);
+            let g = &m.garments[m.garment_of[i] as usize];
             format!(
-                "{i}{} at {:.3?}, {:+.1} mm from the body, on {}",
+                "{} {}{} at {:.3?}, {:+.1} mm from the body, on {}, nearest {}",
+                g.name,
+                i - g.particles.start,
                 if m.is_pinned(i) { " (pin)" } else { "" },
                 st.x[i].to_array(),
                 sdf * 1e3,
-                bones(&scene, scene.workspace.contact_collider[i])
+                bones(&scene, scene.workspace.contact_collider[i]),
+                bones(&scene, nearest(i))
             )
         };
         println!(
@@ -203,7 +268,11 @@ fn hakama_stretch_report() {
             end(l.b[e] as usize)
         );
     }
-    println!("{clip}: worst spring {:.1} % of rest", 100.0 * worst_all);
+    println!(
+        "{clip}: worst spring {:.1} % of rest; {bad} frames over; scale {:?}",
+        100.0 * worst_all,
+        scene.workspace.stability.garment_scale
+    );
 }
 
 /// The clip starts when the start-up ends: in every frame of the play phase the clip's time is
@@ -531,5 +600,92 @@ fn a_rig_that_is_not_humanoid_is_refused_with_a_typed_error() {
         }
         Err(e) => panic!("unexpected error: {e}"),
         Ok(_) => panic!("the Fox was dressed as a humanoid"),
+    }
+}
+
+/// The waist's pins ride on the trunk, but in a kick the thigh's proxy swings up over the hip
+/// crease. A pin inside a collider holds its free neighbour, which the collider pushes out, a
+/// whole penetration depth away: at the default resolution a hakama pin 17 mm inside the right
+/// thigh in the front kick left its 15.3 mm spring at 130 % of rest (src/garments.rs raises
+/// the waist there, as far as the kata's low-blocking forearm allows). In every pose of every
+/// built-in clip, at 60 fps, skinned with LBS like the cloth's pins: every pin that holds free
+/// cloth (a structural or shear spring to a free particle) is so little inside a limb's proxy
+/// (if at all) that its free neighbours can lie outside it unstretched: depth plus the
+/// cloth's thickness within the shortest such spring's rest length. (The sash's band is pinned
+/// all over: its lowest row may brush a raised thigh without holding any free cloth.)
+#[test]
+fn pins_holding_cloth_stay_out_of_the_limbs_in_every_pose_of_every_clip() {
+    use drape::anim::Pose;
+    use drape::body::ProxyFrame;
+    let ninja = drape::ninja::build().unwrap();
+    let scene = Scene::new(ninja.rig, SceneConfig::default()).unwrap();
+    let (rig, m) = (&scene.rig, &scene.model);
+    let skin = &rig.skins[scene.config.skin];
+    let on_limb = |s: u32| {
+        let node = skin.joints[scene.proxies.joint[s as usize] as usize] as usize;
+        let name = &rig.skeleton.names[node];
+        ["Leg", "Foot", "Toe", "Arm", "Hand"]
+            .iter()
+            .any(|b| name.contains(b))
+    };
+    let limbs: Vec<[u32; 2]> = scene
+        .proxies
+        .capsules
+        .iter()
+        .copied()
+        .filter(|&[a, b]| on_limb(a) && on_limb(b))
+        .collect();
+    assert!(limbs.len() >= 8, "{} limb capsules", limbs.len());
+    // Per pinned particle: the shortest rest length of its springs to free particles (∞: it
+    // holds no free cloth).
+    let mut reach = vec![f32::INFINITY; m.len()];
+    let l = &m.limits;
+    for e in 0..l.len() {
+        let (a, b) = (l.a[e] as usize, l.b[e] as usize);
+        for (p, q) in [(a, b), (b, a)] {
+            if m.is_pinned(p) && !m.is_pinned(q) {
+                reach[p] = reach[p].min(l.rest[e]);
+            }
+        }
+    }
+    let mut pose = Pose::rest(&rig.skeleton);
+    let (mut wfn, mut wfb, mut targets) = (Vec::new(), Vec::new(), Vec::new());
+    let mut frame = ProxyFrame::default();
+    let mut worst = vec![f32::INFINITY; m.garments.len()];
+    for clip in &rig.clips {
+        let n = (clip.duration() * 60.0).ceil() as usize;
+        for k in 0..=n {
+            pose.local.clone_from(&rig.skeleton.rest);
+            let t = clip.start + clip.duration() * k as f32 / n.max(1) as f32;
+            clip.sample(t, &mut pose);
+            pose.world_from_node(&rig.skeleton, &mut wfn);
+            drape::body::world_from_bind(&wfn, skin, &mut wfb);
+            scene.proxies.update(&wfb, &mut frame);
+            scene.pins.targets(&wfb, &mut targets);
+            for (p, &i) in targets.iter().zip(&m.pins) {
+                let i = i as usize;
+                if !reach[i].is_finite() {
+                    continue;
+                }
+                let g = m.garment_of[i] as usize;
+                let d = union_sdf(*p, &frame, &limbs);
+                worst[g] = worst[g].min(d);
+                assert!(
+                    -d + m.thickness[i] <= reach[i],
+                    "{} at {t:.3} s: pin {i} of {} is {:.1} mm inside a limb (its spring {:.1} mm)",
+                    clip.name,
+                    m.garments[g].name,
+                    -d * 1e3,
+                    reach[i] * 1e3
+                );
+            }
+        }
+    }
+    for (g, w) in m.garments.iter().zip(&worst) {
+        println!(
+            "{}: pins holding cloth {:+.1} mm from the limbs",
+            g.name,
+            w * 1e3
+        );
     }
 }
