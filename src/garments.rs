@@ -673,7 +673,6 @@ impl<'a> BodyAtRest<'a> {
             });
         }
         let arm = self.joints_under(&roots);
-        let skin = &self.rig.skins[self.skin];
         let verts: Vec<(usize, usize)> = self
             .rig
             .meshes
@@ -693,34 +692,44 @@ impl<'a> BodyAtRest<'a> {
                     .map(move |v| (mi, v))
             })
             .collect();
-        let sk = &self.rig.skeleton;
-        let rest_hips = sk.rest_world()[hips];
         let mut out = Vec::new();
+        self.for_each_clip_pose(hips, 15.0, |wfb, to_rest| {
+            out.push(
+                verts
+                    .iter()
+                    .map(|&(mi, v)| {
+                        let m = &self.rig.meshes[mi];
+                        let q =
+                            blend(wfb, m.joints[v], m.weights[v]).transform_point3(m.positions[v]);
+                        to_rest.transform_point3(q)
+                    })
+                    .collect(),
+            );
+        });
+        out
+    }
+
+    /// Poses the rig at `rate` samples a second of each of its clips (both ends included) and
+    /// calls `f(world_from_bind, to_rest)` for each pose: the skin's joint matrices, and the
+    /// map that carries the posed world into the hips' rest frame (the frame a waistband's pins
+    /// ride in).
+    fn for_each_clip_pose(&self, hips: usize, rate: f32, mut f: impl FnMut(&[Mat4], Mat4)) {
+        let sk = &self.rig.skeleton;
+        let skin = &self.rig.skins[self.skin];
+        let rest_hips = sk.rest_world()[hips];
         let (mut wfn, mut wfb) = (Vec::new(), Vec::new());
         let mut pose = crate::anim::Pose::rest(sk);
         for clip in &self.rig.clips {
-            let n = (clip.duration() * 15.0).ceil() as usize;
+            let n = (clip.duration() * rate).ceil() as usize;
             for k in 0..=n {
                 pose.local.clone_from(&sk.rest);
                 let t = clip.start + clip.duration() * k as f32 / n.max(1) as f32;
                 clip.sample(t, &mut pose);
                 pose.world_from_node(sk, &mut wfn);
                 crate::body::world_from_bind(&wfn, skin, &mut wfb);
-                let to_rest = rest_hips * wfn[hips].inverse();
-                out.push(
-                    verts
-                        .iter()
-                        .map(|&(mi, v)| {
-                            let m = &self.rig.meshes[mi];
-                            let q = blend(&wfb, m.joints[v], m.weights[v])
-                                .transform_point3(m.positions[v]);
-                            to_rest.transform_point3(q)
-                        })
-                        .collect(),
-                );
+                f(&wfb, rest_hips * wfn[hips].inverse());
             }
         }
-        out
     }
 
     /// Where the limbs' proxies go relative to the pelvis: each proxy sphere following a skin
@@ -771,35 +780,21 @@ impl<'a> BodyAtRest<'a> {
                 m.inverse().transform_point3(c)
             })
             .collect();
-        let sk = &self.rig.skeleton;
-        let skin = &self.rig.skins[self.skin];
-        let rest_hips = sk.rest_world()[hips];
         let mut poses = Vec::new();
-        let (mut wfn, mut wfb) = (Vec::new(), Vec::new());
-        let mut pose = crate::anim::Pose::rest(sk);
-        for clip in &self.rig.clips {
-            let n = (clip.duration() * 30.0).ceil() as usize;
-            for k in 0..=n {
-                pose.local.clone_from(&sk.rest);
-                let t = clip.start + clip.duration() * k as f32 / n.max(1) as f32;
-                clip.sample(t, &mut pose);
-                pose.world_from_node(sk, &mut wfn);
-                crate::body::world_from_bind(&wfn, skin, &mut wfb);
-                let to_rest = rest_hips * wfn[hips].inverse();
-                let center = in_bind
-                    .iter()
-                    .zip(self.proxy_joints)
-                    .map(|(&c, &j)| {
-                        let m = wfb.get(j as usize).copied().unwrap_or(Mat4::IDENTITY);
-                        to_rest.transform_point3(m.transform_point3(c))
-                    })
-                    .collect();
-                poses.push(ProxyFrame {
-                    center,
-                    radius: self.proxies.radius.clone(),
-                });
-            }
-        }
+        self.for_each_clip_pose(hips, 30.0, |wfb, to_rest| {
+            let center = in_bind
+                .iter()
+                .zip(self.proxy_joints)
+                .map(|(&c, &j)| {
+                    let m = wfb.get(j as usize).copied().unwrap_or(Mat4::IDENTITY);
+                    to_rest.transform_point3(m.transform_point3(c))
+                })
+                .collect();
+            poses.push(ProxyFrame {
+                center,
+                radius: self.proxies.radius.clone(),
+            });
+        });
         LimbSweep {
             poses,
             capsules,

@@ -212,6 +212,24 @@ fn three_js_loads_the_bake() {
     assert_eq!(morphed, case.baked.layout.garments.len());
 }
 
+/// The largest distance between drape's vectors and three.js's (flat x, y, z JSON numbers),
+/// and the vertex it is at.
+fn farthest(ours: &[Vec3], theirs: &[serde_json::Value]) -> (f32, usize) {
+    let mut worst = (0.0f32, 0);
+    for (v, p) in ours.iter().enumerate() {
+        let q = Vec3::new(
+            theirs[3 * v].as_f64().unwrap() as f32,
+            theirs[3 * v + 1].as_f64().unwrap() as f32,
+            theirs[3 * v + 2].as_f64().unwrap() as f32,
+        );
+        let d = p.distance(q);
+        if d > worst.0 {
+            worst = (d, v);
+        }
+    }
+    worst
+}
+
 /// three.js's positions at a few baked frames against drape's, mesh by mesh.
 fn three_matches_drape(case: &Case) {
     let n = case.baked.times.len();
@@ -255,18 +273,7 @@ fn three_matches_drape(case: &Case) {
         for (j, ours) in drape_frames.iter().enumerate() {
             let theirs = m["positions"][j].as_array().unwrap();
             assert_eq!(theirs.len(), ours.len() * 3, "{what}: vertex count");
-            let mut worst = (0.0f32, 0);
-            for (v, p) in ours.iter().enumerate() {
-                let q = Vec3::new(
-                    theirs[3 * v].as_f64().unwrap() as f32,
-                    theirs[3 * v + 1].as_f64().unwrap() as f32,
-                    theirs[3 * v + 2].as_f64().unwrap() as f32,
-                );
-                let d = p.distance(q);
-                if d > worst.0 {
-                    worst = (d, v);
-                }
-            }
+            let worst = farthest(ours, theirs);
             println!(
                 "{what} at {:.3} s: worst {:.2e} m (vertex {})",
                 times[j], worst.0, worst.1
@@ -287,19 +294,7 @@ fn three_matches_drape(case: &Case) {
         }
         if let Some(nrm) = m["normals"].as_array() {
             for (j, ours) in drape_normals.iter().enumerate() {
-                let theirs = nrm[j].as_array().unwrap();
-                let mut worst = (0.0f32, 0);
-                for (v, p) in ours.iter().enumerate() {
-                    let q = Vec3::new(
-                        theirs[3 * v].as_f64().unwrap() as f32,
-                        theirs[3 * v + 1].as_f64().unwrap() as f32,
-                        theirs[3 * v + 2].as_f64().unwrap() as f32,
-                    );
-                    let d = p.distance(q);
-                    if d > worst.0 {
-                        worst = (d, v);
-                    }
-                }
+                let worst = farthest(ours, nrm[j].as_array().unwrap());
                 println!(
                     "{what} normals at {:.3} s: worst {:.2e} (vertex {})",
                     times[j], worst.0, worst.1
