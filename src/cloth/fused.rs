@@ -497,12 +497,25 @@ fn run_bands(ctx: &Ctx, bands: &mut [Band], out: BandOut) {
 fn band(ctx: &Ctx, b: &mut Band, out: BandOut) {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl") {
+            // SAFETY: the CPU supports AVX-512F/VL (checked just above).
+            unsafe { band_avx512(ctx, b, out) };
+            return;
+        }
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
             unsafe { band_avx2(ctx, b, out) };
             return;
         }
     }
+    band_body(ctx, b, out);
+}
+
+/// [`band_body`] compiled for AVX-512 (16-wide particle loops, mask registers for the
+/// contact tests). Rounds exactly like the other paths, for the same reason as AVX2's.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2")]
+unsafe fn band_avx512(ctx: &Ctx, b: &mut Band, out: BandOut) {
     band_body(ctx, b, out);
 }
 
