@@ -100,6 +100,22 @@ fn drop_is_bit_identical_to_the_staged_substep() {
     }
 }
 
+/// Every build of the band kernel (AVX-512, AVX2, portable: the default picks the widest the
+/// CPU has, so the narrower ones are pinned here) gives the staged substep's bits.
+#[test]
+fn every_kernel_build_is_bit_identical() {
+    for isa in [
+        fused::KernelIsa::Best,
+        fused::KernelIsa::Avx2,
+        fused::KernelIsa::Portable,
+    ] {
+        let (mut a, mut b) = (scene("drop", 33), scene("drop", 33));
+        a.workspace.fused_isa = isa;
+        let contacts = compare(&mut a, &mut b, 70, 2, &|_, _| {});
+        assert!(contacts > 0, "{isa:?}: the cloth reached the colliders");
+    }
+}
+
 /// Verlet with damping, pins moving every frame, a moving and growing sphere, a capsule (the
 /// per-particle path), a slanted plane, a contact margin and a speed limit that bites.
 #[test]

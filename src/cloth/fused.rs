@@ -225,6 +225,20 @@ struct Band {
     secs: [f64; 3],
 }
 
+/// Which build of the band kernel runs. Every build rounds exactly alike (same operations in
+/// the same order, no FMA), so this changes speed only; tests pin each build in turn so that
+/// the ones a given CPU would not pick are still checked against the staged substep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KernelIsa {
+    /// The widest the CPU has: AVX-512F/VL, else AVX2, else portable. Default.
+    #[default]
+    Best,
+    /// AVX2 if the CPU has it, else portable.
+    Avx2,
+    /// Portable code (SSE2 on x86_64).
+    Portable,
+}
+
 /// Scratch of the fused substep (part of the cloth workspace).
 #[derive(Clone, Debug, Default)]
 pub struct FusedScratch {
@@ -301,6 +315,8 @@ pub struct FusedIo<'a> {
     pub contact_gap: &'a mut [f32],
     pub contact_normal: &'a mut [Vec3A],
     pub contact_collider: &'a mut [u32],
+    /// Which build of the band kernel runs.
+    pub isa: KernelIsa,
 }
 
 /// Counters of one fused substep.
@@ -338,6 +354,7 @@ struct Ctx<'a> {
     inv_dt: f32,
     margin: f32,
     timed: bool,
+    isa: KernelIsa,
 }
 
 /// The band's own rows of every per-particle output.
@@ -434,6 +451,7 @@ pub fn substep(
             inv_dt: 1.0 / dt,
             margin: params.contact_margin.max(0.0),
             timed,
+            isa: io.isa,
         };
         let out = BandOut {
             x: x_new,
@@ -497,12 +515,15 @@ fn run_bands(ctx: &Ctx, bands: &mut [Band], out: BandOut) {
 fn band(ctx: &Ctx, b: &mut Band, out: BandOut) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl") {
+        if ctx.isa == KernelIsa::Best
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+        {
             // SAFETY: the CPU supports AVX-512F/VL (checked just above).
             unsafe { band_avx512(ctx, b, out) };
             return;
         }
-        if std::is_x86_feature_detected!("avx2") {
+        if ctx.isa != KernelIsa::Portable && std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
             unsafe { band_avx2(ctx, b, out) };
             return;

@@ -261,6 +261,9 @@ pub struct ClothWorkspace {
     /// Run the staged substep even where the fused one applies (`drape bench cloth
     /// --staged`, and the tests that compare the two). Default false.
     pub force_staged: bool,
+    /// Which build of the fused band kernel runs (tests pin each; speed only). Default: the
+    /// widest the CPU has.
+    pub fused_isa: super::fused::KernelIsa,
     /// The fused substep's band scratch and double buffers (src/cloth/fused.rs).
     fused: super::fused::FusedScratch,
 }
@@ -312,6 +315,7 @@ impl ClothWorkspace {
             list_rebuilds: 0,
             wet: wet::WetScratch::new(model),
             force_staged: false,
+            fused_isa: super::fused::KernelIsa::Best,
             fused: super::fused::FusedScratch::new(model),
         }
     }
@@ -471,6 +475,7 @@ pub fn substep_timed(
             contact_gap: &mut ws.contact_gap,
             contact_normal: &mut ws.contact_normal,
             contact_collider: &mut ws.contact_collider,
+            isa: ws.fused_isa,
         };
         let st = super::fused::substep(model, state, &mut ws.fused, io, params, s, clock.is_some());
         for (c, sc) in ws.chunks.iter_mut().enumerate() {
