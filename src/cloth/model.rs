@@ -339,6 +339,108 @@ pub struct ClothModel {
     pub garments: Vec<GarmentInfo>,
     /// Largest particle thickness, m.
     pub max_thickness: f32,
+    /// Long-range attachments: each free particle a pin can reach through limit springs, tied to
+    /// its nearest pin (see [`Tethers`]).
+    pub tethers: Tethers,
+}
+
+/// Long-range attachments (Kim, Chentanez & Müller-Fischer 2012, "Long Range Attachments — A
+/// Method to Simulate Inextensible Clothing in Computer Games"): free particle `particle[k]` is
+/// tied to pinned particle `anchor[k]`, the pin nearest to it along the cloth, with `length[k]`
+/// that shortest path's rest length through limit (structural and shear) springs.
+///
+/// If every limit spring is within Provot's limit `(1 + τ) l0`, the triangle inequality along
+/// that path gives `|x − x_anchor| ≤ (1 + τ) length`; so enforcing the tether never excludes a
+/// state the deformation limit allows, it only gets there in one step where Gauss–Seidel over
+/// the springs needs a pass per spring of the path. Particles sorted ascending, one tether each.
+#[derive(Clone, Debug, Default)]
+pub struct Tethers {
+    pub particle: Vec<u32>,
+    pub anchor: Vec<u32>,
+    pub length: Vec<f32>,
+    /// `anchor[k]`'s index into [`ClothModel::pins`].
+    pub anchor_slot: Vec<u32>,
+    /// Per parallel chunk of particles, the range of its tethers.
+    pub chunk_tethers: Vec<Range<usize>>,
+}
+
+impl Tethers {
+    pub fn len(&self) -> usize {
+        self.particle.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.particle.is_empty()
+    }
+
+    /// Multi-source Dijkstra from every pin over the limit edges `(a, b, rest)` of `n`
+    /// particles (`pinned[i]` true for a pin).
+    fn build(n: usize, pinned: &[bool], edges: &[(u32, u32, f32)]) -> Self {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut adj_start = vec![0u32; n + 1];
+        for &(a, b, _) in edges {
+            adj_start[a as usize + 1] += 1;
+            adj_start[b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            adj_start[i + 1] += adj_start[i];
+        }
+        let mut fill = adj_start.clone();
+        let mut adj = vec![(0u32, 0.0f32); 2 * edges.len()];
+        for &(a, b, r) in edges {
+            adj[fill[a as usize] as usize] = (b, r);
+            fill[a as usize] += 1;
+            adj[fill[b as usize] as usize] = (a, r);
+            fill[b as usize] += 1;
+        }
+        let mut dist = vec![f32::INFINITY; n];
+        let mut anchor = vec![u32::MAX; n];
+        // Non-negative f32s order like their bit patterns.
+        let mut heap = BinaryHeap::new();
+        for i in 0..n {
+            if pinned[i] {
+                dist[i] = 0.0;
+                anchor[i] = i as u32;
+                heap.push(Reverse((0u32, i as u32)));
+            }
+        }
+        while let Some(Reverse((d, i))) = heap.pop() {
+            let (d, i) = (f32::from_bits(d), i as usize);
+            if d > dist[i] {
+                continue;
+            }
+            for &(j, r) in &adj[adj_start[i] as usize..adj_start[i + 1] as usize] {
+                let nd = d + r;
+                if nd < dist[j as usize] {
+                    dist[j as usize] = nd;
+                    anchor[j as usize] = anchor[i];
+                    heap.push(Reverse((nd.to_bits(), j)));
+                }
+            }
+        }
+        let mut t = Tethers::default();
+        for i in 0..n {
+            if !pinned[i] && anchor[i] != u32::MAX {
+                t.particle.push(i as u32);
+                t.anchor.push(anchor[i]);
+                t.length.push(dist[i]);
+            }
+        }
+        t
+    }
+
+    /// Fills `anchor_slot` and `chunk_tethers` for the model's pins and chunks.
+    fn index(&mut self, pin_slot: &[u32], chunk_size: usize) {
+        self.anchor_slot = self.anchor.iter().map(|&a| pin_slot[a as usize]).collect();
+        let n = pin_slot.len();
+        self.chunk_tethers = (0..n.div_ceil(chunk_size).max(1))
+            .map(|c| {
+                let at = |p: usize| self.particle.partition_point(|&i| (i as usize) < p);
+                at(c * chunk_size)..at((c + 1) * chunk_size)
+            })
+            .collect();
+    }
 }
 
 /// Largest number of particles per chunk of parallel work. Never derived from the thread count,
@@ -388,6 +490,7 @@ impl ClothModel {
             chunk_size,
             garments: Vec::new(),
             max_thickness: 0.0,
+            tethers: Tethers::default(),
         };
         let mut springs = Vec::new();
         let mut limits = Vec::new();
@@ -449,6 +552,10 @@ impl ClothModel {
                 gamma_max: 0.0,
             });
         }
+        let pinned: Vec<bool> = m.pin_slot.iter().map(|&s| s != u32::MAX).collect();
+        let edges: Vec<_> = limits.iter().map(|&(a, b, r, _, _)| (a, b, r)).collect();
+        m.tethers = Tethers::build(n, &pinned, &edges);
+        m.tethers.index(&m.pin_slot, chunk_size);
         m.springs = EdgeSet::partition(springs, chunk_size, n);
         m.limits = EdgeSet::partition(limits, chunk_size, n);
         m.general = EdgeSet::partition(general, chunk_size, n);
@@ -488,6 +595,110 @@ impl ClothModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloth::scenes::{build_scene, SceneOptions};
+
+    /// Each tether is a shortest path through the limit springs to the nearest pin: checked
+    /// against Floyd–Warshall on a 9 × 9 sheet held at two corners and in the middle (so the
+    /// nearest pin varies), and every free particle has one.
+    #[test]
+    fn tethers_are_shortest_paths_to_the_nearest_pin() {
+        use crate::cloth::build::{grid, GridSpec};
+        let mut spec = GridSpec::square(9, 1.0, Vec3::ZERO);
+        spec.pinned = vec![(0, 0), (8, 0), (4, 4)];
+        let g = grid("sheet", &spec, &GarmentParams::default()).unwrap();
+        let m = ClothModel::new(vec![g]);
+        let n = m.len();
+        let mut d = vec![vec![f32::INFINITY; n]; n];
+        for (i, row) in d.iter_mut().enumerate() {
+            row[i] = 0.0;
+        }
+        let l = &m.limits;
+        for e in 0..l.len() {
+            let (a, b) = (l.a[e] as usize, l.b[e] as usize);
+            d[a][b] = d[a][b].min(l.rest[e]);
+            d[b][a] = d[a][b];
+        }
+        for k in 0..n {
+            for i in 0..n {
+                for j in 0..n {
+                    let via = d[i][k] + d[k][j];
+                    if via < d[i][j] {
+                        d[i][j] = via;
+                    }
+                }
+            }
+        }
+        let t = &m.tethers;
+        assert_eq!(t.len(), n - m.pins.len());
+        for k in 0..t.len() {
+            let (i, a) = (t.particle[k] as usize, t.anchor[k] as usize);
+            assert!(!m.is_pinned(i) && m.is_pinned(a));
+            let best = m
+                .pins
+                .iter()
+                .map(|&p| d[i][p as usize])
+                .fold(f32::INFINITY, f32::min);
+            assert!((t.length[k] - best).abs() <= 1e-5 * best, "particle {i}");
+            assert!(
+                (d[i][a] - best).abs() <= 1e-5 * best,
+                "particle {i}: anchor {a}"
+            );
+        }
+        assert!(t.particle.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// With slack τ, the tethers never move a state that Provot's limit τ allows: the triangle
+    /// inequality along each tether's path. A jittered, stretched sheet is first brought within
+    /// the limit by plain passes.
+    #[test]
+    fn tethers_with_the_limit_as_slack_keep_every_state_within_the_limit() {
+        let opts = SceneOptions {
+            n: 12,
+            ..SceneOptions::default()
+        };
+        let scene = build_scene("pinned4", &opts).unwrap();
+        let m = &scene.model;
+        let tau = 0.1;
+        let mut x = m.rest.clone();
+        let mut seed = 5u32;
+        let mut rnd = move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        for (i, p) in x.iter_mut().enumerate() {
+            if !m.is_pinned(i) {
+                *p = *p * 1.3 + Vec3A::new(rnd(), rnd(), rnd()) * 0.05;
+            }
+        }
+        let w = &scene.state.inv_mass;
+        // Gauss–Seidel converges only asymptotically (and float rounding can keep nudging a
+        // spring that sits on the limit): many passes, then every spring within 10⁻⁵ of it.
+        for _ in 0..5_000 {
+            crate::cloth::constraints::provot(m, w, tau, &mut x);
+        }
+        let l = &m.limits;
+        let eps = 1e-5;
+        for e in 0..l.len() {
+            let len = x[l.a[e] as usize].distance(x[l.b[e] as usize]);
+            assert!(
+                len <= (1.0 + tau) * (1.0 + eps) * l.rest[e],
+                "spring {e}: {len}"
+            );
+        }
+        let before = x.clone();
+        let mut moved = vec![0u8; m.len()];
+        let slack = (1.0 + tau) * (1.0 + 2.0 * eps) - 1.0;
+        let mut sc = crate::cloth::constraints::ProvotScratch::default();
+        let any = crate::cloth::constraints::tethers(m, slack, &mut x, &mut moved, &mut sc);
+        assert!(
+            !any && x == before,
+            "a tether moved a state within the limit"
+        );
+        // Without slack they do pull the stretched sheet in.
+        assert!(crate::cloth::constraints::tethers(
+            m, 0.0, &mut x, &mut moved, &mut sc
+        ));
+    }
 
     /// Chunks are never larger than CHUNK_SIZE, come in an even number once there are two or
     /// more, and are equal but for the last, which is at most one particle per chunk short.

@@ -145,8 +145,28 @@ pub struct SimParams {
     /// past (1 + τ_c) of their rest length. Dimensionless, range 0.01 … 1, or `None` to disable.
     /// Default `Some(0.1)` (Provot 1995's 10 %).
     pub provot_limit: Option<f32>,
-    /// Gauss–Seidel passes of the deformation constraint per substep. Range 0 … 50. Default 1.
+    /// Gauss–Seidel passes of the deformation constraint per substep (and per contact round),
+    /// at least. Range 0 … 50. Default 1.
     pub provot_iterations: u32,
+    /// More passes, up to this many in all, while the last pass still found a spring past the
+    /// limit by more than `provot_tolerance` (a pass that moves nothing always ends them).
+    /// Range 0 … 50; below `provot_iterations` it means exactly `provot_iterations`. Default 0.
+    /// Calm cloth hanging at the limit stops at the minimum; a limb whipping cloth gets more
+    /// passes where a fixed count would leave springs past the limit (the dressed character's
+    /// kicks at the default garment resolution, see [`crate::scene::SceneConfig`]).
+    pub provot_max_iterations: u32,
+    /// How far past the limit, as a fraction of the limit length, a spring may still be when
+    /// the extra passes stop (see `provot_max_iterations`). Range 0 … 0.1. Default 0.01.
+    pub provot_tolerance: f32,
+    /// Long-range attachments (Kim, Chentanez & Müller-Fischer 2012, see
+    /// [`crate::cloth::model::Tethers`]): every free particle a pin reaches through the cloth is
+    /// kept within `(1 + slack)` times its shortest rest path to the nearest pin, before each
+    /// `constrain`. `None`: off. Range 0 … 1. Default `None`; the dressed character uses
+    /// `Some(0.0)` (inextensible along the paths from the pins, as in the paper), which takes
+    /// the load a hanging garment puts on its top rows off Provot's passes: a chain of springs
+    /// at the limit needs a Gauss–Seidel pass per spring to pull its lower end back, a tether
+    /// one step.
+    pub tether_slack: Option<f32>,
     /// Extra `constrain` → `collide` rounds after each substep's `collide`, count. Range 0 … 8.
     /// Default 0 (the engine's plain stage order, which the `drop` benchmark is defined with);
     /// the dressed character ([`crate::scene::SceneConfig`]) uses 3, which keeps cloth draped
@@ -204,6 +224,9 @@ impl Default for SimParams {
             verlet_damping: 0.002,
             provot_limit: Some(0.1),
             provot_iterations: 1,
+            provot_max_iterations: 0,
+            provot_tolerance: 0.01,
+            tether_slack: None,
             contact_rounds: 0,
             self_collision: false,
             self_friction: 0.1,
@@ -221,5 +244,10 @@ impl SimParams {
     /// Substep length Δt, s.
     pub fn dt(&self) -> f32 {
         self.frame_dt / self.substeps.max(1) as f32
+    }
+
+    /// The most Provot passes a `constrain` runs (see `provot_max_iterations`).
+    pub fn max_provot_passes(&self) -> u32 {
+        self.provot_iterations.max(self.provot_max_iterations)
     }
 }
