@@ -241,15 +241,10 @@ fn hakama_stretch_report() {
         let d = SceneConfig::default();
         (cfg.settle, cfg.blend) = (d.settle, d.blend);
     }
+    tweak(&mut cfg);
     let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<f32>().ok());
     if let Some(v) = env("DRAPE_SUBSTEPS") {
         cfg.sim.substeps = v as u32;
-    }
-    if let Some(v) = env("DRAPE_PROVOT_IT") {
-        cfg.sim.provot_iterations = v as u32;
-    }
-    if let Some(v) = env("DRAPE_ROUNDS") {
-        cfg.sim.contact_rounds = v as u32;
     }
     if let Some(v) = env("DRAPE_SAFETY") {
         cfg.sim.stability_safety = v;
