@@ -17,7 +17,16 @@ use super::model::{ClothModel, EdgeSet};
 /// Returns whether it moved any particle: a pass that moved none leaves every spring within the
 /// limit, so another pass would do nothing either.
 pub fn provot(model: &ClothModel, inv_mass: &[f32], tau: f32, x: &mut [Vec3A]) -> bool {
-    provot_pass::<false>(model, inv_mass, tau, x, &mut [], None, simd_available()) > 0.0
+    provot_pass::<false>(
+        model,
+        inv_mass,
+        tau,
+        x,
+        &mut [],
+        None,
+        simd_available(),
+        None,
+    ) > 0.0
 }
 
 /// Springs tested at once by the SIMD test of [`visit`] (their squared lengths fill a ymm).
@@ -188,37 +197,17 @@ pub fn tethers(
     moved: &mut [u8],
     scratch: &mut ProvotScratch,
 ) -> bool {
-    let t = &model.tethers;
-    if t.is_empty() {
+    if model.tethers.is_empty() {
         return false;
     }
     assert_eq!(moved.len(), x.len(), "one moved flag per particle");
     scratch.ensure(model);
-    scratch.pin_x.clear();
-    scratch
-        .pin_x
-        .extend(model.pins.iter().map(|&p| x[p as usize]));
-    let (s, now, cs) = (1.0 + slack, scratch.now, model.chunk_size);
+    scratch.copy_pins(model, x);
+    let (now, cs, spc) = (scratch.now, model.chunk_size, scratch.stamps_per_chunk);
     let pin_x = &scratch.pin_x;
     let chunk = |c: usize, xc: &mut [Vec3A], mc: &mut [u8], stamp: &mut [u32]| -> bool {
-        let base = c * cs;
-        let mut any = false;
-        for k in t.chunk_tethers[c].clone() {
-            let i = t.particle[k] as usize - base;
-            let a = pin_x[t.anchor_slot[k] as usize];
-            let max = s * t.length[k];
-            let d = xc[i] - a;
-            let l2 = d.length_squared();
-            if l2 > max * max {
-                xc[i] = a + d * (max / l2.sqrt());
-                mc[i] = 1;
-                stamp[i / STAMP_BLOCK] = now;
-                any = true;
-            }
-        }
-        any
+        tether_chunk(model, slack, pin_x, now, c, xc, mc, stamp)
     };
-    let spc = scratch.stamps_per_chunk;
     if x.len() <= cs {
         chunk(0, x, moved, &mut scratch.stamp[..spc])
     } else {
@@ -229,6 +218,39 @@ pub fn tethers(
             .map(|(c, ((xc, mc), st))| chunk(c, xc, mc, st))
             .reduce(|| false, |p, q| p | q)
     }
+}
+
+/// The tethers of chunk `c` (particles `xc`, flags `mc`, stamp blocks `stamp`), against the
+/// pins' positions `pin_x`; moved particles are stamped with `now`. Returns whether any moved.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn tether_chunk(
+    model: &ClothModel,
+    slack: f32,
+    pin_x: &[Vec3A],
+    now: u32,
+    c: usize,
+    xc: &mut [Vec3A],
+    mc: &mut [u8],
+    stamp: &mut [u32],
+) -> bool {
+    let t = &model.tethers;
+    let (s, base) = (1.0 + slack, c * model.chunk_size);
+    let mut any = false;
+    for k in t.chunk_tethers[c].clone() {
+        let i = t.particle[k] as usize - base;
+        let a = pin_x[t.anchor_slot[k] as usize];
+        let max = s * t.length[k];
+        let d = xc[i] - a;
+        let l2 = d.length_squared();
+        if l2 > max * max {
+            xc[i] = a + d * (max / l2.sqrt());
+            mc[i] = 1;
+            stamp[i / STAMP_BLOCK] = now;
+            any = true;
+        }
+    }
+    any
 }
 
 /// Particles per stamp block of [`ProvotScratch`] (each chunk's particles from its start).
@@ -326,6 +348,12 @@ impl ProvotScratch {
         }
     }
 
+    /// Copies the pins' positions for the tethers (pins never move during the passes).
+    fn copy_pins(&mut self, model: &ClothModel, x: &[Vec3A]) {
+        self.pin_x.clear();
+        self.pin_x.extend(model.pins.iter().map(|&p| x[p as usize]));
+    }
+
     /// Records that particle `i` moved since the last pass (another stage pushed it).
     #[inline]
     pub fn moved_by(&mut self, model: &ClothModel, i: usize) {
@@ -352,6 +380,23 @@ pub fn provot_tracked(
     moved: &mut [u8],
     scratch: &mut ProvotScratch,
 ) -> f32 {
+    provot_tracked_tethered(model, inv_mass, tau, x, moved, scratch, None)
+}
+
+/// [`provot_tracked`], with `tether_slack` first running [`tethers`] inside the same parallel
+/// pass: each chunk's tethers, then its springs (a chunk's springs touch only its particles,
+/// and the pins do not move, so the result is that of [`tethers`] followed by the pass, bit for
+/// bit, with one fork–join instead of two). A pass in which only tethers moved particles
+/// returns 1.
+pub fn provot_tracked_tethered(
+    model: &ClothModel,
+    inv_mass: &[f32],
+    tau: f32,
+    x: &mut [Vec3A],
+    moved: &mut [u8],
+    scratch: &mut ProvotScratch,
+    tether_slack: Option<f32>,
+) -> f32 {
     assert_eq!(moved.len(), x.len(), "one moved flag per particle");
     scratch.ensure(model);
     scratch.now += 1;
@@ -361,6 +406,10 @@ pub fn provot_tracked(
         scratch.stamp.fill(0);
         scratch.invalidate();
     }
+    let tether_slack = tether_slack.filter(|_| !model.tethers.is_empty());
+    if tether_slack.is_some() {
+        scratch.copy_pins(model, x);
+    }
     provot_pass::<true>(
         model,
         inv_mass,
@@ -369,11 +418,13 @@ pub fn provot_tracked(
         moved,
         Some(scratch),
         simd_available(),
+        tether_slack,
     )
 }
 
 /// The pass, with or without recording (`TRACK`; `moved` is ignored, and may be empty, when
 /// false), so the untracked pass pays nothing for the option.
+#[allow(clippy::too_many_arguments)]
 fn provot_pass<const TRACK: bool>(
     model: &ClothModel,
     inv_mass: &[f32],
@@ -382,6 +433,7 @@ fn provot_pass<const TRACK: bool>(
     moved: &mut [u8],
     scratch: Option<&mut ProvotScratch>,
     simd: bool,
+    tether_slack: Option<f32>,
 ) -> f32 {
     let set = &model.limits;
     let cs = model.chunk_size;
@@ -441,11 +493,16 @@ fn provot_pass<const TRACK: bool>(
     // The tracked pass with skipping: per chunk, its blocks, its stamps and its clean marks.
     let now = sc.now;
     let spc = sc.stamps_per_chunk;
-    let blocks = &sc.blocks;
+    let (blocks, pin_x) = (&sc.blocks, &sc.pin_x);
     let chunk_skip =
         |c: usize, xc: &mut [Vec3A], mc: &mut [u8], stamp: &mut [u32], ok_at: &mut [u32]| -> f32 {
             let base = c * cs;
             let mut any = 0.0f32;
+            if let Some(slack) = tether_slack {
+                if tether_chunk(model, slack, pin_x, now, c, xc, mc, stamp) {
+                    any = 1.0;
+                }
+            }
             for (bi, blk) in blocks[c].iter().enumerate() {
                 let ok = ok_at[bi];
                 let clean =
@@ -561,8 +618,10 @@ mod tests {
             let (mut ms, mut mv) = (vec![0u8; s.len()], vec![0u8; s.len()]);
             let (mut ss, mut sv) = (ProvotScratch::default(), ProvotScratch::default());
             for pass in 0..6 {
-                let ps = provot_pass::<false>(model, &inv_mass, tau, &mut s, &mut [], None, false);
-                let pv = provot_pass::<false>(model, &inv_mass, tau, &mut v, &mut [], None, true);
+                let ps =
+                    provot_pass::<false>(model, &inv_mass, tau, &mut s, &mut [], None, false, None);
+                let pv =
+                    provot_pass::<false>(model, &inv_mass, tau, &mut v, &mut [], None, true, None);
                 assert_eq!(ps, pv, "pass {pass}");
                 let bits = |p: &[Vec3A]| -> Vec<[u32; 3]> {
                     p.iter().map(|q| q.to_array().map(f32::to_bits)).collect()
@@ -574,7 +633,7 @@ mod tests {
                 ] {
                     sc.ensure(model);
                     sc.now += 1;
-                    provot_pass::<true>(model, &inv_mass, tau, t, m, Some(sc), simd);
+                    provot_pass::<true>(model, &inv_mass, tau, t, m, Some(sc), simd, None);
                 }
                 assert!(bits(&ts) == bits(&tv), "tracked pass {pass}");
                 assert!(bits(&ts) == bits(&s), "tracked and plain, pass {pass}");
@@ -621,7 +680,8 @@ mod tests {
             }
             for pass in 0..4 {
                 let simd = simd_available();
-                let pa = provot_pass::<false>(model, &inv_mass, tau, &mut a, &mut [], None, simd);
+                let pa =
+                    provot_pass::<false>(model, &inv_mass, tau, &mut a, &mut [], None, simd, None);
                 let pb = provot_tracked(model, &inv_mass, tau, &mut b, &mut moved, &mut scratch);
                 // The same worst stretch too (what the adaptive pass count reads).
                 assert_eq!(pa.to_bits(), pb.to_bits(), "round {round} pass {pass}");

@@ -834,16 +834,14 @@ pub fn constrain(
     let (moved, scratch) = (&mut ws.provot_moved, &mut ws.provot);
     // The stages before moved every particle.
     scratch.invalidate();
-    if let Some(slack) = params.tether_slack {
-        constraints::tethers(model, slack, &mut state.x, moved, scratch);
-    }
     provot_passes(model, state, params, moved, scratch);
 }
 
-/// Provot's passes of [`constrain`] and [`constrain_tracked`]: at least
-/// `provot_iterations`, and on up to `provot_max_iterations` while the last pass found a
-/// spring more than `provot_tolerance` past the limit; none after a pass that moved nothing.
-/// Returns whether any pass moved a particle.
+/// The tethers (`SimParams::tether_slack`), then Provot's passes, of [`constrain`] and
+/// [`constrain_tracked`]: at least `provot_iterations`, and on up to `provot_max_iterations`
+/// while the last pass found a spring more than `provot_tolerance` past the limit; none after a
+/// pass that moved nothing. The tethers run inside the first pass (one fork–join for both, see
+/// [`constraints::provot_tracked_tethered`]). Returns whether anything moved a particle.
 fn provot_passes(
     model: &ClothModel,
     state: &mut ClothState,
@@ -851,14 +849,18 @@ fn provot_passes(
     moved: &mut [u8],
     scratch: &mut constraints::ProvotScratch,
 ) -> bool {
-    let Some(tau) = params.provot_limit else {
-        return false;
-    };
     let (min, max) = (params.provot_iterations, params.max_provot_passes());
+    let Some(tau) = params.provot_limit.filter(|_| max > 0) else {
+        return match params.tether_slack {
+            Some(slack) => constraints::tethers(model, slack, &mut state.x, moved, scratch),
+            None => false,
+        };
+    };
     let mut any = false;
     for k in 0..max {
         let (x, w) = (&mut state.x, &state.inv_mass);
-        let worst = constraints::provot_tracked(model, w, tau, x, moved, scratch);
+        let tethers = params.tether_slack.filter(|_| k == 0);
+        let worst = constraints::provot_tracked_tethered(model, w, tau, x, moved, scratch, tethers);
         if worst == 0.0 {
             // A pass that moved nothing leaves nothing for the next.
             break;
@@ -904,11 +906,7 @@ pub fn constrain_tracked(
             m16.fill(0);
         }
     }
-    let mut any = false;
-    if let Some(slack) = params.tether_slack {
-        any |= constraints::tethers(model, slack, &mut state.x, moved, scratch);
-    }
-    any | provot_passes(model, state, params, moved, scratch)
+    provot_passes(model, state, params, moved, scratch)
 }
 
 /// Stage `self_collide`: particles of one garment or of different garments closer than the sum
