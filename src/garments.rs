@@ -804,13 +804,19 @@ impl<'a> BodyAtRest<'a> {
 
     /// The least signed distance from `p` (at rest) to the limbs' proxies (or with `legs`, the
     /// legs' alone) over every pose of [`BodyAtRest::limb_sweep`], m; +∞ without a sweep.
+    ///
+    /// The poses are scanned in parallel: the dressed ninja's scene build spent 12.6 G of its
+    /// 18.5 G instructions here (its ~1,800 poses, for up to 31 heights of each waist pin). The
+    /// least of the distances is the same in any order.
     fn limb_clearance(&self, p: Vec3, legs: bool) -> f32 {
+        use rayon::prelude::*;
         let s = self.limb_sweep();
         let caps = if legs { &s.legs } else { &s.capsules };
         s.poses
-            .iter()
+            .par_iter()
+            .with_min_len(64)
             .map(|f| union_sdf(p, f, caps))
-            .fold(f32::INFINITY, f32::min)
+            .reduce(|| f32::INFINITY, f32::min)
     }
 
     fn bind(&self, points: &[Vec3]) -> Result<PinBinding, GarmentError> {
