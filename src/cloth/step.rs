@@ -3,15 +3,17 @@
 //!
 //! ```text
 //! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
-//!   → [constrain_tracked → reproject] × SimParams::contact_rounds
+//!   → [constrain_tracked → reproject] × SimParams::contact_rounds → last word
 //! ```
 //!
 //! `forces` accumulates springs and wind (gravity is added by `integrate`); `adhere` is the wet
 //! stage's place (adhesion forces and the extra normal load friction sees); `pins` places pinned
-//! particles on their interpolated targets; `constrain` is Provot's limit; `self_collide` pushes
+//! particles on their interpolated targets; `constrain` is Provot's limit (with the tethers from
+//! the pins, `SimParams::tether_slack`); `self_collide` pushes
 //! apart particles of one or several garments; `collide` runs last so that no particle ends a
 //! substep inside a collider, applies friction, and derives the velocity. The contact rounds
-//! repeat the last two for the particles the deformation limit moves (`contact_rounds`).
+//! repeat the last two for the particles the deformation limit moves (`contact_rounds`), and a
+//! bounded limit pass ends the substep after them (`last_word`).
 //!
 //! Building the workspace allocates; stepping does not.
 
@@ -541,8 +543,8 @@ pub fn substep_timed(
     lap(6);
 }
 
-/// The contact rounds ([`contact_rounds`]), then, if the last round's re-projection pushed
-/// anything, [`last_word`].
+/// The contact rounds ([`contact_rounds`]), then, if every round ran (none stopped early for
+/// want of work), [`last_word`].
 fn contact_rounds_and_last_word(
     model: &ClothModel,
     state: &mut ClothState,
@@ -818,7 +820,8 @@ pub fn pins(model: &ClothModel, state: &mut ClothState, t0: f32, t1: f32) {
     }
 }
 
-/// Stage `constrain`: Provot's deformation limit, `provot_iterations` passes.
+/// Stage `constrain`: the tethers and Provot's deformation limit, `provot_iterations` passes
+/// or more ([`provot_passes`]).
 ///
 /// The passes after the first skip the blocks of springs that the pass before found within
 /// the limit and whose particles have not moved since ([`constraints::ProvotScratch`], the
