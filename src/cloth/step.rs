@@ -821,7 +821,7 @@ pub fn pins(model: &ClothModel, state: &mut ClothState, t0: f32, t1: f32) {
 }
 
 /// Stage `constrain`: the tethers and Provot's deformation limit, `provot_iterations` passes
-/// or more ([`provot_passes`]).
+/// or more (see `provot_passes`).
 ///
 /// The passes after the first skip the blocks of springs that the pass before found within
 /// the limit and whose particles have not moved since ([`constraints::ProvotScratch`], the
