@@ -805,9 +805,9 @@ impl<'a> BodyAtRest<'a> {
     /// The least signed distance from `p` (at rest) to the limbs' proxies (or with `legs`, the
     /// legs' alone) over every pose of [`BodyAtRest::limb_sweep`], m; +∞ without a sweep.
     ///
-    /// The poses are scanned in parallel: the dressed ninja's scene build spent 12.6 G of its
-    /// 18.5 G instructions here (its ~1,800 poses, for up to 31 heights of each waist pin). The
-    /// least of the distances is the same in any order.
+    /// The poses are scanned in parallel (the hakama's fit asks for up to 31 heights of each
+    /// waist pin, each against every pose of every clip): the dressed ninja's scene build went
+    /// from 2.43–2.49 s to 2.31–2.32 s. The least of the distances is the same in any order.
     fn limb_clearance(&self, p: Vec3, legs: bool) -> f32 {
         use rayon::prelude::*;
         let s = self.limb_sweep();

@@ -102,9 +102,9 @@ impl Default for SceneConfig {
                 // a sixth of their stiffness, so garments hang on Provot's limit and a kick
                 // whips them past it. Tethers from the pins carry the hanging load in one step
                 // (`SimParams::tether_slack`): 5 % of slack along the paths from the pins (with
-                // none, a tether pulled the coarse hakama straight at its pin through the
-                // buttocks in the kata's bow; with 3 %, one frame of the spinning back kick kept
-                // a spring past the limit, with 10 % seven). Then two Gauss–Seidel passes suffice
+                // none, the coarse hakama kept a spring at 112.7 % in the kata's bow, where it
+                // wraps the body and a tether's straight line runs inside it; with 3 %, one
+                // frame of the spinning back kick kept a spring past the limit, with 10 % seven). Then two Gauss–Seidel passes suffice
                 // for calm cloth, and up to eight run where a spring is still more than 1 % past
                 // the limit. With a fixed four passes and no tethers, springs ended 144 of the
                 // 1,747 frames of the built-in clips (LBS) past the limit + 2 %, at up to 122 %

@@ -368,27 +368,17 @@ impl ProvotScratch {
 /// [`provot`], also setting `moved[i] = 1` for every particle the pass moved (entries of
 /// particles it did not move are left as they are, so several passes accumulate). `moved` has
 /// one entry per particle. The contact rounds (src/cloth/step.rs) re-project only these
-/// particles: the others are where the last collision pass left them.
+/// particles: the others are where the last collision pass left them. Returns the worst
+/// stretch it fixed, as a fraction of the limit length (0 if it moved nothing).
 ///
 /// With `scratch`, spring blocks that cannot be past the limit are skipped (see
 /// [`ProvotScratch`]): the result is the same as [`provot`]'s, bit for bit.
+///
+/// With `tether_slack`, [`tethers`] run inside the same parallel pass: each chunk's tethers,
+/// then its springs (a chunk's springs touch only its particles, and the pins do not move, so
+/// the result is that of [`tethers`] followed by the pass, bit for bit, with one fork–join
+/// instead of two). A pass in which only tethers moved particles returns 1.
 pub fn provot_tracked(
-    model: &ClothModel,
-    inv_mass: &[f32],
-    tau: f32,
-    x: &mut [Vec3A],
-    moved: &mut [u8],
-    scratch: &mut ProvotScratch,
-) -> f32 {
-    provot_tracked_tethered(model, inv_mass, tau, x, moved, scratch, None)
-}
-
-/// [`provot_tracked`], with `tether_slack` first running [`tethers`] inside the same parallel
-/// pass: each chunk's tethers, then its springs (a chunk's springs touch only its particles,
-/// and the pins do not move, so the result is that of [`tethers`] followed by the pass, bit for
-/// bit, with one fork–join instead of two). A pass in which only tethers moved particles
-/// returns 1.
-pub fn provot_tracked_tethered(
     model: &ClothModel,
     inv_mass: &[f32],
     tau: f32,
@@ -682,7 +672,15 @@ mod tests {
                 let simd = simd_available();
                 let pa =
                     provot_pass::<false>(model, &inv_mass, tau, &mut a, &mut [], None, simd, None);
-                let pb = provot_tracked(model, &inv_mass, tau, &mut b, &mut moved, &mut scratch);
+                let pb = provot_tracked(
+                    model,
+                    &inv_mass,
+                    tau,
+                    &mut b,
+                    &mut moved,
+                    &mut scratch,
+                    None,
+                );
                 // The same worst stretch too (what the adaptive pass count reads).
                 assert_eq!(pa.to_bits(), pb.to_bits(), "round {round} pass {pass}");
                 assert!(a == b, "round {round} pass {pass}");

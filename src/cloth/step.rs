@@ -206,7 +206,8 @@ pub struct ClothWorkspace {
     pub contact_gap: Vec<f32>,
     /// That collider's outward normal (zero if none).
     pub contact_normal: Vec<Vec3A>,
-    /// Positions before [`last_word`]'s pass.
+    /// Positions before [`last_word`]'s pass, of the particles with a contact (`contact_gap`
+    /// finite); the other entries are stale.
     last_word_x: Vec<Vec3A>,
     /// That collider's index (`u32::MAX` if none).
     pub contact_collider: Vec<u32>,
@@ -580,8 +581,8 @@ fn contact_rounds_and_last_word(
 /// applied on each moved particle's contact plane from the last collision pass that visited it
 /// (`contact_gap`, `contact_normal`): with `d` the move along the normal, the particle is put
 /// back to `gap + d = thickness / 2` if it went below. Unbounded, the limit's moves (up to 10 %
-/// of a spring, 4.5 mm in the tests' coarse garments) pushed a hakama particle 1.9 mm into a
-/// thigh during the kata's bow.
+/// of a spring, 4.5 mm in the tests' coarse garments) left a hakama particle 1.9 mm inside the
+/// body during the kata's bow.
 fn last_word(
     model: &ClothModel,
     state: &mut ClothState,
@@ -589,7 +590,13 @@ fn last_word(
     params: &SimParams,
     dt: f32,
 ) {
-    ws.last_word_x.clone_from(&state.x);
+    // Only particles with a contact plane are bounded: only their positions are kept.
+    ws.last_word_x.resize(state.x.len(), Vec3A::ZERO);
+    for ((b, &x), &g) in ws.last_word_x.iter_mut().zip(&state.x).zip(&ws.contact_gap) {
+        if g.is_finite() {
+            *b = x;
+        }
+    }
     let (moved, provot) = (&mut ws.provot_moved, &mut ws.provot);
     if !constrain_tracked(model, state, params, moved, provot, false) {
         return;
@@ -844,7 +851,7 @@ pub fn constrain(
 /// [`constrain_tracked`]: at least `provot_iterations`, and on up to `provot_max_iterations`
 /// while the last pass found a spring more than `provot_tolerance` past the limit; none after a
 /// pass that moved nothing. The tethers run inside the first pass (one fork–join for both, see
-/// [`constraints::provot_tracked_tethered`]). Returns whether anything moved a particle.
+/// [`constraints::provot_tracked`]). Returns whether anything moved a particle.
 fn provot_passes(
     model: &ClothModel,
     state: &mut ClothState,
@@ -863,7 +870,7 @@ fn provot_passes(
     for k in 0..max {
         let (x, w) = (&mut state.x, &state.inv_mass);
         let tethers = params.tether_slack.filter(|_| k == 0);
-        let worst = constraints::provot_tracked_tethered(model, w, tau, x, moved, scratch, tethers);
+        let worst = constraints::provot_tracked(model, w, tau, x, moved, scratch, tethers);
         if worst == 0.0 {
             // A pass that moved nothing leaves nothing for the next.
             break;
