@@ -104,12 +104,14 @@ impl Default for SceneConfig {
                 // (`SimParams::tether_slack`): 5 % of slack along the paths from the pins (with
                 // none, the coarse hakama kept a spring at 112.7 % in the kata's bow, where it
                 // wraps the body and a tether's straight line runs inside it; with 3 %, one
-                // frame of the spinning back kick kept a spring past the limit, with 10 % seven). Then two Gauss–Seidel passes suffice
-                // for calm cloth, and up to eight run where a spring is still more than 1 % past
-                // the limit. With a fixed four passes and no tethers, springs ended 144 of the
-                // 1,747 frames of the built-in clips (LBS) past the limit + 2 %, at up to 122 %
-                // (`default_resolution_report` in tests/scene.rs); with these, none.
-                provot_iterations: 2,
+                // frame of the spinning back kick kept a spring past the limit, with 10 % seven).
+                // Then one Gauss–Seidel pass suffices for calm cloth, and up to eight run where a
+                // spring is still more than 1 % past the limit. With a fixed four passes and no
+                // tethers, springs ended 144 of the 1,747 frames of the built-in clips (LBS) past
+                // the limit + 2 %, at up to 122 % (`default_resolution_report` in
+                // tests/scene.rs); with these, none. At least two passes (not one) cost 12 % more
+                // instructions per substep (`drape bench scene`, callgrind) for no frame less.
+                provot_iterations: 1,
                 provot_max_iterations: 8,
                 provot_tolerance: 0.01,
                 tether_slack: Some(0.05),

@@ -240,6 +240,10 @@ fn scene(args: SceneArgs) -> Result<(), CliError> {
     }
     scene.profile = true;
     scene.times = SceneTimes::default();
+    let (passes0, rebuilds0) = (
+        scene.workspace.limit_passes(),
+        scene.workspace.list_rebuilds,
+    );
     let t = std::time::Instant::now();
     for _ in 0..args.frames {
         scene.step(dt);
@@ -277,5 +281,11 @@ fn scene(args: SceneArgs) -> Result<(), CliError> {
         .map(|(n, s)| format!("{n} {:.3} ms", per(s)))
         .collect();
     println!("cloth per frame: {}", cloth.join(", "));
+    let f = args.frames.max(1) as f64;
+    println!(
+        "per frame: {:.1} deformation-limit passes, {:.2} self-collision list rebuilds",
+        (scene.workspace.limit_passes() - passes0) as f64 / f,
+        (scene.workspace.list_rebuilds - rebuilds0) as f64 / f
+    );
     Ok(())
 }

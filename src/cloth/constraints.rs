@@ -206,7 +206,7 @@ pub fn tethers(
     let (now, cs, spc) = (scratch.now, model.chunk_size, scratch.stamps_per_chunk);
     let pin_x = &scratch.pin_x;
     let chunk = |c: usize, xc: &mut [Vec3A], mc: &mut [u8], stamp: &mut [u32]| -> bool {
-        tether_chunk(model, slack, pin_x, now, c, xc, mc, stamp)
+        tether_chunk(model, slack, pin_x, now, c, xc, mc, stamp, None)
     };
     if x.len() <= cs {
         chunk(0, x, moved, &mut scratch.stamp[..spc])
@@ -222,6 +222,11 @@ pub fn tethers(
 
 /// The tethers of chunk `c` (particles `xc`, flags `mc`, stamp blocks `stamp`), against the
 /// pins' positions `pin_x`; moved particles are stamped with `now`. Returns whether any moved.
+///
+/// With `clean` (the chunk's tether runs per stamp block, and each block's clean-check time;
+/// see [`ProvotScratch`]), a stamp block whose tethers were all within their length at a check
+/// after which none of its particles moved is skipped: its tethers still hold (the pins do not
+/// move between invalidations), so the result is the one checking them would give.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn tether_chunk(
@@ -233,22 +238,39 @@ fn tether_chunk(
     xc: &mut [Vec3A],
     mc: &mut [u8],
     stamp: &mut [u32],
+    clean: Option<(&[u32], &mut [u32])>,
 ) -> bool {
     let t = &model.tethers;
     let (s, base) = (1.0 + slack, c * model.chunk_size);
-    let mut any = false;
-    for k in t.chunk_tethers[c].clone() {
-        let i = t.particle[k] as usize - base;
-        let a = pin_x[t.anchor_slot[k] as usize];
-        let max = s * t.length[k];
-        let d = xc[i] - a;
-        let l2 = d.length_squared();
-        if l2 > max * max {
-            xc[i] = a + d * (max / l2.sqrt());
-            mc[i] = 1;
-            stamp[i / STAMP_BLOCK] = now;
-            any = true;
+    let mut check = |range: std::ops::Range<usize>, stamp: &mut [u32]| -> bool {
+        let mut any = false;
+        for k in range {
+            let i = t.particle[k] as usize - base;
+            let a = pin_x[t.anchor_slot[k] as usize];
+            let max = s * t.length[k];
+            let d = xc[i] - a;
+            let l2 = d.length_squared();
+            if l2 > max * max {
+                xc[i] = a + d * (max / l2.sqrt());
+                mc[i] = 1;
+                stamp[i / STAMP_BLOCK] = now;
+                any = true;
+            }
         }
+        any
+    };
+    let Some((runs, ok_at)) = clean else {
+        return check(t.chunk_tethers[c].clone(), stamp);
+    };
+    let mut any = false;
+    for (sb, ok) in ok_at.iter_mut().enumerate() {
+        let (k0, k1) = (runs[sb] as usize, runs[sb + 1] as usize);
+        if k0 == k1 || (*ok != 0 && stamp[sb] < *ok) {
+            continue;
+        }
+        let moved = check(k0..k1, stamp);
+        *ok = if moved { 0 } else { now };
+        any |= moved;
     }
     any
 }
@@ -286,8 +308,8 @@ struct SpringBlock {
 /// stage, whose passes follow each other directly.
 #[derive(Clone, Debug, Default)]
 pub struct ProvotScratch {
-    /// (particles, chunk size, springs) the blocks were cut for.
-    built_for: (usize, usize, usize),
+    /// (particles, chunk size, springs, tethers) the blocks were cut for.
+    built_for: (usize, usize, usize, usize),
     /// Stamp blocks per chunk.
     stamps_per_chunk: usize,
     /// Per chunk, its spring blocks.
@@ -300,16 +322,25 @@ pub struct ProvotScratch {
     now: u32,
     /// The pins' positions, copied for [`tethers`].
     pin_x: Vec<Vec3A>,
+    /// Per chunk, for each of its stamp blocks, the index of its first tether (tethers are
+    /// sorted by particle), and one past the last block's.
+    tether_runs: Vec<Vec<u32>>,
+    /// Per chunk and stamp block: the time of its tethers' last check if that moved nothing,
+    /// else 0 (check).
+    tether_ok_at: Vec<Vec<u32>>,
+    /// Tracked passes run (statistics: `drape bench scene`).
+    pub passes: u64,
 }
 
 impl ProvotScratch {
     /// Cuts `model`'s limit springs into blocks (once per model; allocates).
     fn ensure(&mut self, model: &ClothModel) {
         let (n, cs, m) = (model.len(), model.chunk_size, model.limits.len());
-        if self.built_for == (n, cs, m) && !self.blocks.is_empty() {
+        let nt = model.tethers.len();
+        if self.built_for == (n, cs, m, nt) && !self.blocks.is_empty() {
             return;
         }
-        self.built_for = (n, cs, m);
+        self.built_for = (n, cs, m, nt);
         let set = &model.limits;
         self.stamps_per_chunk = cs.div_ceil(STAMP_BLOCK);
         self.blocks.clear();
@@ -337,13 +368,24 @@ impl ProvotScratch {
             self.blocks.push(list);
         }
         self.stamp = vec![0; set.chunk_edges.len().max(1) * self.stamps_per_chunk];
+        let t = &model.tethers;
+        let spc = self.stamps_per_chunk;
+        self.tether_runs = (0..set.chunk_edges.len().max(1))
+            .map(|c| {
+                let at = |p: usize| t.particle.partition_point(|&i| (i as usize) < p) as u32;
+                (0..=spc)
+                    .map(|sb| at((c * cs + sb * STAMP_BLOCK).min((c + 1) * cs)))
+                    .collect()
+            })
+            .collect();
+        self.tether_ok_at = vec![vec![0; spc]; set.chunk_edges.len().max(1)];
         self.now = 1;
     }
 
     /// Forgets every clean visit: the next pass visits every spring. Call when something other
     /// than the tracked passes and [`ProvotScratch::moved_by`] moved particles.
     pub fn invalidate(&mut self) {
-        for ok in &mut self.ok_at {
+        for ok in self.ok_at.iter_mut().chain(&mut self.tether_ok_at) {
             ok.fill(0);
         }
     }
@@ -389,6 +431,7 @@ pub fn provot_tracked(
 ) -> f32 {
     assert_eq!(moved.len(), x.len(), "one moved flag per particle");
     scratch.ensure(model);
+    scratch.passes += 1;
     scratch.now += 1;
     if scratch.now == u32::MAX {
         // Wrapped (after 4 billion passes): start the clock again, visiting everything once.
@@ -483,45 +526,51 @@ fn provot_pass<const TRACK: bool>(
     // The tracked pass with skipping: per chunk, its blocks, its stamps and its clean marks.
     let now = sc.now;
     let spc = sc.stamps_per_chunk;
-    let (blocks, pin_x) = (&sc.blocks, &sc.pin_x);
-    let chunk_skip =
-        |c: usize, xc: &mut [Vec3A], mc: &mut [u8], stamp: &mut [u32], ok_at: &mut [u32]| -> f32 {
-            let base = c * cs;
-            let mut any = 0.0f32;
-            if let Some(slack) = tether_slack {
-                if tether_chunk(model, slack, pin_x, now, c, xc, mc, stamp) {
-                    any = 1.0;
-                }
+    let (blocks, pin_x, runs) = (&sc.blocks, &sc.pin_x, &sc.tether_runs);
+    let chunk_skip = |c: usize,
+                      xc: &mut [Vec3A],
+                      mc: &mut [u8],
+                      stamp: &mut [u32],
+                      (ok_at, tether_ok): (&mut Vec<u32>, &mut Vec<u32>)|
+     -> f32 {
+        let base = c * cs;
+        let mut any = 0.0f32;
+        if let Some(slack) = tether_slack {
+            let clean = Some((runs[c].as_slice(), tether_ok.as_mut_slice()));
+            if tether_chunk(model, slack, pin_x, now, c, xc, mc, stamp, clean) {
+                any = 1.0;
             }
-            for (bi, blk) in blocks[c].iter().enumerate() {
-                let ok = ok_at[bi];
-                let clean =
-                    |(s0, s1): (u32, u32)| stamp[s0 as usize..=s1 as usize].iter().all(|&t| t < ok);
-                if ok != 0 && clean(blk.first_ends) && clean(blk.second_ends) {
-                    continue;
-                }
-                let (e0, e1) = blk.springs;
-                let range = e0 as usize..e1 as usize;
-                let fixed = visit(set, limit, xc, base, range, simd, &mut |xc, e| {
-                    let moved = fix(xc, mc, base, e);
-                    if moved > 0.0 {
-                        stamp[(set.a[e] as usize - base) / STAMP_BLOCK] = now;
-                        stamp[(set.b[e] as usize - base) / STAMP_BLOCK] = now;
-                    }
-                    moved
-                });
-                ok_at[bi] = if fixed > 0.0 { 0 } else { now };
-                any = any.max(fixed);
+        }
+        for (bi, blk) in blocks[c].iter().enumerate() {
+            let ok = ok_at[bi];
+            let clean =
+                |(s0, s1): (u32, u32)| stamp[s0 as usize..=s1 as usize].iter().all(|&t| t < ok);
+            if ok != 0 && clean(blk.first_ends) && clean(blk.second_ends) {
+                continue;
             }
-            any
-        };
+            let (e0, e1) = blk.springs;
+            let range = e0 as usize..e1 as usize;
+            let fixed = visit(set, limit, xc, base, range, simd, &mut |xc, e| {
+                let moved = fix(xc, mc, base, e);
+                if moved > 0.0 {
+                    stamp[(set.a[e] as usize - base) / STAMP_BLOCK] = now;
+                    stamp[(set.b[e] as usize - base) / STAMP_BLOCK] = now;
+                }
+                moved
+            });
+            ok_at[bi] = if fixed > 0.0 { 0 } else { now };
+            any = any.max(fixed);
+        }
+        any
+    };
     let mut any = if x.len() <= cs {
-        chunk_skip(0, x, moved, &mut sc.stamp[..spc], &mut sc.ok_at[0])
+        let oks = (&mut sc.ok_at[0], &mut sc.tether_ok_at[0]);
+        chunk_skip(0, x, moved, &mut sc.stamp[..spc], oks)
     } else {
         x.par_chunks_mut(cs)
             .zip(moved.par_chunks_mut(cs))
             .zip(sc.stamp.par_chunks_mut(spc))
-            .zip(sc.ok_at.par_iter_mut())
+            .zip(sc.ok_at.par_iter_mut().zip(sc.tether_ok_at.par_iter_mut()))
             .enumerate()
             .map(|(c, (((xc, mc), st), ok))| chunk_skip(c, xc, mc, st, ok))
             .reduce(|| 0.0, f32::max)

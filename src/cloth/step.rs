@@ -326,6 +326,11 @@ impl ClothWorkspace {
         }
     }
 
+    /// Tracked deformation-limit passes run so far (statistics: `drape bench scene`).
+    pub fn limit_passes(&self) -> u64 {
+        self.provot.passes
+    }
+
     /// The self-collision neighbour list of particle `i`: every particle that was within the
     /// contact distance plus the skin at the last list build (a superset of the particles now
     /// in contact; empty before the first self-collision substep). The wet stage's
