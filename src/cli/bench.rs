@@ -240,9 +240,10 @@ fn scene(args: SceneArgs) -> Result<(), CliError> {
     }
     scene.profile = true;
     scene.times = SceneTimes::default();
-    let (passes0, rebuilds0) = (
+    let (passes0, rebuilds0, refreshes0) = (
         scene.workspace.limit_passes(),
         scene.workspace.list_rebuilds,
+        scene.workspace.list_refreshes,
     );
     let t = std::time::Instant::now();
     for _ in 0..args.frames {
@@ -283,9 +284,11 @@ fn scene(args: SceneArgs) -> Result<(), CliError> {
     println!("cloth per frame: {}", cloth.join(", "));
     let f = args.frames.max(1) as f64;
     println!(
-        "per frame: {:.1} deformation-limit passes, {:.2} self-collision list rebuilds",
+        "per frame: {:.1} deformation-limit passes, {:.2} self-collision list rebuilds, {:.2} \
+         partial refreshes",
         (scene.workspace.limit_passes() - passes0) as f64 / f,
-        (scene.workspace.list_rebuilds - rebuilds0) as f64 / f
+        (scene.workspace.list_rebuilds - rebuilds0) as f64 / f,
+        (scene.workspace.list_refreshes - refreshes0) as f64 / f
     );
     Ok(())
 }

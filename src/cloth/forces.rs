@@ -359,7 +359,10 @@ fn edge_springs_with(
     f: &mut [Vec3A],
     simd: bool,
 ) {
-    assert_eq!(x.len(), v.len(), "one velocity per particle");
+    assert!(
+        x.len() == v.len() && x.len() == f.len(),
+        "one velocity and one force per particle"
+    );
     let chunk = |c: usize, fc: &mut [Vec3A]| {
         #[cfg(target_arch = "x86_64")]
         if simd {
@@ -437,11 +440,17 @@ fn edge_chunk<const AVX2: bool>(
     #[cfg(target_arch = "x86_64")]
     if AVX2 {
         while e + 8 <= range.end {
-            // SAFETY: AVX2 is enabled (`AVX2` is only true inside `edge_chunk_avx2`), and
-            // e + 8 <= range.end <= the set's length.
-            let fa = unsafe { spring_forces8_avx2(set, e, x, v, k, kd) };
+            // SAFETY: AVX2 is enabled (`AVX2` is only true inside `edge_chunk_avx2`),
+            // e + 8 <= range.end <= the set's length, and x holds the chunk's particles
+            // (x.len() == f.len(), asserted by the caller).
+            let Some(fa) = (unsafe { spring_forces8_avx2(set, e, base, fc.len(), x, v, k, kd) })
+            else {
+                // An end outside the chunk: the loops below panic on it.
+                break;
+            };
+            let (ga, gb) = (&set.a[e..e + 8], &set.b[e..e + 8]);
             for (q, fa) in fa.into_iter().enumerate() {
-                add(set.a[e + q] as usize, set.b[e + q] as usize, fa, fc);
+                add(ga[q] as usize, gb[q] as usize, fa, fc);
             }
             e += 8;
         }
@@ -493,8 +502,8 @@ fn edge_chunk<const AVX2: bool>(
 /// a ymm register; the squared length and `Δv·d` are summed with horizontal adds as
 /// `(x² + y²) + (z² + 0)` (w masked off), `Vec3A::dot`'s order, and the square root, the
 /// division and the products are the same IEEE operations, so every force has the bits of
-/// the scalar expression. An end outside `x` falls back to the scalar expression (which
-/// panics on it, as the portable loop would).
+/// the scalar expression. `None` if an end lies outside the chunk's particles
+/// `base .. base + len` (or outside `x`).
 ///
 /// Why: the four-wide loop spent about 70 instructions a spring (callgrind, `drape bench
 /// scene`), most of them moving single lanes in and out of the 4-wide registers.
@@ -504,29 +513,35 @@ fn edge_chunk<const AVX2: bool>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
+#[allow(clippy::too_many_arguments)]
 unsafe fn spring_forces8_avx2(
     set: &EdgeSet,
     e: usize,
+    base: usize,
+    len: usize,
     x: &[Vec3A],
     v: &[Vec3A],
     k: &[f32],
     kd: &[f32],
-) -> [Vec3A; 8] {
+) -> Option<[Vec3A; 8]> {
     use std::arch::x86_64::*;
     let (a, b) = (&set.a[e..e + 8], &set.b[e..e + 8]);
     let (rest, k, kd) = (&set.rest[e..e + 8], &k[e..e + 8], &kd[e..e + 8]);
-    let n = x.len();
-    if a.iter().chain(b).any(|&i| i as usize >= n) {
-        return std::array::from_fn(|q| {
-            let (ia, ib) = (a[q] as usize, b[q] as usize);
-            spring_force(x[ia], x[ib], v[ia], v[ib], rest[q], k[q], kd[q])
-        });
-    }
     unsafe {
+        // Every end in base .. base + len (one unsigned compare for the group).
+        let vbase = _mm256_set1_epi32(base as i32);
+        let last = _mm256_set1_epi32(len.min(x.len().saturating_sub(base)) as i32 - 1);
+        let ia = _mm256_sub_epi32(_mm256_loadu_si256(a.as_ptr() as *const __m256i), vbase);
+        let ib = _mm256_sub_epi32(_mm256_loadu_si256(b.as_ptr() as *const __m256i), vbase);
+        let hi = _mm256_max_epu32(ia, ib);
+        let inside = _mm256_cmpeq_epi32(_mm256_min_epu32(hi, last), hi);
+        if len == 0 || _mm256_movemask_epi8(inside) != -1 {
+            return None;
+        }
         let xp = x.as_ptr() as *const f32;
         let vp = v.as_ptr() as *const f32;
         // SAFETY (loads): every index was checked against x.len() == v.len() above; Vec3A is
-        // 16 bytes, 16-aligned.
+        // 16 bytes, 16-aligned. (Indices below 2³¹: the model's particle count is a u32.)
         let ld = |p: *const f32, i: u32| _mm_load_ps(p.add(4 * i as usize));
         let pair = |p: *const f32, idx: &[u32], j: usize| {
             _mm256_set_m128(ld(p, idx[j + 4]), ld(p, idx[j]))
@@ -564,7 +579,7 @@ unsafe fn spring_forces8_avx2(
             out[j] = Vec3A::from(_mm256_castps256_ps128(fa));
             out[j + 4] = Vec3A::from(_mm256_extractf128_ps::<1>(fa));
         }
-        out
+        Some(out)
     }
 }
 
