@@ -42,7 +42,8 @@ fn run_clip(rig: &drape::rig::Rig, name: &str, kinds: &[GarmentKind], method: Sk
 
 /// Runs the whole of clip `name` (after the start-up) with `cfg`, checking every frame.
 /// The diagnostics' knobs: `T_SLACK` (tether slack, negative = off), `T_PIT` (Provot passes,
-/// at least), `T_PMAX` (at most), `T_R` (contact rounds).
+/// at least), `T_PMAX` (at most), `T_R` (contact rounds), `T_TOL` (the tolerance that ends the
+/// extra passes).
 fn tweak(cfg: &mut SceneConfig) {
     let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<f32>().ok());
     if let Some(v) = env("T_SLACK") {
@@ -56,6 +57,9 @@ fn tweak(cfg: &mut SceneConfig) {
     }
     if let Some(v) = env("T_R") {
         cfg.sim.contact_rounds = v as u32;
+    }
+    if let Some(v) = env("T_TOL") {
+        cfg.sim.provot_tolerance = v;
     }
 }
 

@@ -153,9 +153,9 @@ struct ChunkScratch {
     /// The self-collision pairs this chunk's particles found at the last list build (from
     /// their forward half-shells: each pair once over all chunks).
     pairs: Vec<(u32, u32)>,
-    /// The contact pairs (i, j, target) this chunk's fast particles found afresh this substep
-    /// (see [`find_fresh_pairs`]).
-    fresh: Vec<(u32, u32, f32)>,
+    /// The pairs this chunk's fast particles found afresh this substep (see
+    /// [`find_fresh_pairs`]).
+    fresh: Vec<(u32, u32)>,
     /// Rebuild test: the two largest squared displacements of this chunk's particles relative
     /// to the common drift, the box of their displacements, and how many moved more than half
     /// the skin.
@@ -270,12 +270,10 @@ pub struct ClothWorkspace {
     /// The hash over the current positions those substeps query.
     fresh_hash: SpatialHash,
     /// The fresh pairs as lists for both ends: `fresh_nbr[fresh_start[i]..fresh_start[i + 1]]`
-    /// (ascending), with their targets in `fresh_target`; and scratch for building them.
+    /// (ascending), with their targets in `fresh_target`.
     fresh_start: Vec<u32>,
     fresh_nbr: Vec<u32>,
     fresh_target: Vec<f32>,
-    fresh_fill: Vec<u32>,
-    fresh_entries: Vec<(u32, f32)>,
     /// The wet stage's per-particle data and counters (src/cloth/wet.rs).
     pub wet: wet::WetScratch,
     /// Run the staged substep even where the fused one applies (`drape bench cloth
@@ -339,8 +337,6 @@ impl ClothWorkspace {
             fresh_start: Vec::new(),
             fresh_nbr: Vec::new(),
             fresh_target: Vec::new(),
-            fresh_fill: Vec::new(),
-            fresh_entries: Vec::new(),
             wet: wet::WetScratch::new(model),
             force_staged: false,
             fused_isa: super::fused::KernelIsa::Best,
@@ -1141,11 +1137,11 @@ fn pair_push(
 
 /// The contact pairs of the fast particles (squared move since the list build above `fast2`),
 /// found afresh: a spatial hash over the current positions with cells of `contact` (the
-/// largest target distance), each fast particle's whole neighbourhood, every pair once (a pair
-/// of two fast particles from the lower index), with the target distance `build_lists` gives.
-/// Stored as lists for both ends (`fresh_start`, `fresh_nbr`, `fresh_target`), each in
-/// ascending neighbour order, so `self_collide` merges them with the slow particles' list
-/// entries in the order a full rebuild would give.
+/// largest target distance), each fast particle's whole neighbourhood, every pair within the
+/// sum of its thicknesses once (a pair of two fast particles from the lower index). Stored by
+/// [`fill_lists`] as lists for both ends (`fresh_start`, `fresh_nbr`, `fresh_target`), in
+/// ascending neighbour order with the rebuild's targets, so `self_collide` merges them with
+/// the slow particles' list entries in the order a full rebuild would give.
 fn find_fresh_pairs(
     model: &ClothModel,
     state: &ClothState,
@@ -1165,81 +1161,29 @@ fn find_fresh_pairs(
             if move2[i] <= fast2 {
                 continue;
             }
-            let (xi, ti, gi, ri) = (x[i], model.thickness[i], model.garment_of[i], model.rest[i]);
+            let (xi, ti) = (x[i], model.thickness[i]);
             hash.for_each_candidate(xi, |j, xj| {
                 let j = j as usize;
                 if j == i || (move2[j] > fast2 && j < i) {
                     return;
                 }
-                let d2 = xi.distance_squared(xj);
-                let mut target = ti + model.thickness[j];
-                if d2.is_nan() || d2 >= target * target {
-                    return;
-                }
-                if model.garment_of[j] == gi {
-                    let rest2 = ri.distance_squared(model.rest[j]);
-                    if rest2 < target * target {
-                        target = rest2.sqrt();
-                    }
-                }
-                if d2 < target * target {
-                    sc.fresh.push((i as u32, j as u32, target));
+                // Within the sum of the thicknesses (a superset of the contacts: a pair of one
+                // garment may have a smaller target, which `self_collide` tests).
+                let t = ti + model.thickness[j];
+                if xi.distance_squared(xj) < t * t {
+                    sc.fresh.push((i as u32, j as u32));
                 }
             });
         }
     };
-    if model.chunks() == 1 {
-        find(0, &mut ws.chunks[0]);
-    } else {
-        ws.chunks
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(c, sc)| find(c, sc));
-    }
-    // Counting sort into lists for both ends, then each list sorted (they are short).
-    let start = &mut ws.fresh_start;
-    start.clear();
-    start.resize(n + 1, 0);
-    for sc in &ws.chunks {
-        for &(i, j, _) in &sc.fresh {
-            start[i as usize + 1] += 1;
-            start[j as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let total = start[n] as usize;
-    let mut fill = std::mem::take(&mut ws.fresh_fill);
-    fill.clear();
-    fill.extend_from_slice(&start[..n]);
-    ws.fresh_nbr.resize(total, 0);
-    ws.fresh_target.resize(total, 0.0);
-    let mut entries = std::mem::take(&mut ws.fresh_entries);
-    entries.resize(total, (0, 0.0));
-    for sc in &ws.chunks {
-        for &(i, j, t) in &sc.fresh {
-            for (a, b) in [(i, j), (j, i)] {
-                let k = &mut fill[a as usize];
-                entries[*k as usize] = (b, t);
-                *k += 1;
-            }
-        }
-    }
-    for i in 0..n {
-        let (s, e) = (start[i] as usize, start[i + 1] as usize);
-        if e - s > 1 {
-            entries[s..e].sort_unstable_by_key(|&(j, _)| j);
-        }
-        let out = ws.fresh_nbr[s..e]
-            .iter_mut()
-            .zip(&mut ws.fresh_target[s..e]);
-        for ((j, t), &(ej, et)) in out.zip(&entries[s..e]) {
-            (*j, *t) = (ej, et);
-        }
-    }
-    ws.fresh_entries = entries;
-    ws.fresh_fill = fill;
+    each_chunk(&mut ws.chunks, find);
+    fill_lists(
+        model,
+        n,
+        &ws.chunks,
+        |sc| &sc.fresh,
+        (&mut ws.fresh_start, &mut ws.fresh_nbr, &mut ws.fresh_target),
+    );
 }
 
 /// Whether the neighbour lists hold every pair within the contact distance ([`Lists::Hold`]),
@@ -1356,11 +1300,9 @@ enum Lists {
 /// target distance (the sum of the thicknesses, or the rest distance for a pair of one garment
 /// that is closer than that at rest).
 ///
-/// Three passes. In parallel per chunk, each particle's forward half-shell query
+/// In parallel per chunk, each particle's forward half-shell query
 /// ([`SpatialHash::for_each_forward`]) finds each pair once (half the candidates of a full
-/// query). Serially, a counting sort of the pairs by both their particles fills the lists. In
-/// parallel per chunk, each list is sorted (so the Jacobi sums do not depend on the hash
-/// layout or the chunking) and given its targets.
+/// query); [`fill_lists`] makes the lists; then each list's slack for the skip test.
 fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, radius: f32) {
     let cs = model.chunk_size;
     let n = state.x.len();
@@ -1381,74 +1323,15 @@ fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, 
             hash.for_each_forward(i, r2, |j| scratch.pairs.push((i as u32, j)));
         }
     };
-    if model.chunks() == 1 {
-        find(0, &mut ws.chunks[0]);
-    } else {
-        ws.chunks
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(c, sc)| find(c, sc));
-    }
-    // Counting sort into the lists: degrees, prefix sums, scatter (cursor = nbr_start[i + 1],
-    // counted down).
-    let start = &mut ws.nbr_start;
-    start.clear();
-    start.resize(n + 1, 0);
-    for sc in &ws.chunks {
-        for &(i, j) in &sc.pairs {
-            start[i as usize + 1] += 1;
-            start[j as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let total = start[n] as usize;
-    ws.nbr.resize(total, 0);
-    ws.nbr_target.resize(total, 0.0);
-    // Fill each list from its end, then shift the starts back.
-    for sc in &ws.chunks {
-        for &(i, j) in &sc.pairs {
-            start[i as usize + 1] -= 1;
-            ws.nbr[start[i as usize + 1] as usize] = j;
-            start[j as usize + 1] -= 1;
-            ws.nbr[start[j as usize + 1] as usize] = i;
-        }
-    }
-    // Now start[i + 1] is list i's start: shift left by one.
-    for i in 0..n {
-        start[i] = start[i + 1];
-    }
-    start[n] = total as u32;
+    each_chunk(&mut ws.chunks, find);
+    fill_lists(
+        model,
+        n,
+        &ws.chunks,
+        |sc| &sc.pairs,
+        (&mut ws.nbr_start, &mut ws.nbr, &mut ws.nbr_target),
+    );
     let start = &ws.nbr_start;
-    let finish = |lo: usize, hi: usize, nbr: &mut [u32], target: &mut [f32]| {
-        let base = start[lo] as usize;
-        for i in lo..hi {
-            let (s, e) = (start[i] as usize - base, start[i + 1] as usize - base);
-            // Ascending neighbour order (short lists: insertion sort inside sort_unstable).
-            nbr[s..e].sort_unstable();
-            let (ti, gi, ri) = (model.thickness[i], model.garment_of[i], model.rest[i]);
-            for (&j, t) in nbr[s..e].iter().zip(&mut target[s..e]) {
-                let j = j as usize;
-                let mut tg = ti + model.thickness[j];
-                if model.garment_of[j] == gi {
-                    // min(sum of thicknesses, rest distance), with a square root only for the
-                    // pairs that are closer at rest (grid neighbours when the cloth is thick).
-                    let rest2 = ri.distance_squared(model.rest[j]);
-                    if rest2 < tg * tg {
-                        tg = rest2.sqrt();
-                    }
-                }
-                *t = tg;
-            }
-        }
-    };
-    let (nbr, target) = (&mut ws.nbr[..], &mut ws.nbr_target[..]);
-    if model.chunks() == 1 {
-        finish(0, n, nbr, target);
-    } else {
-        split_lists(0..model.chunks(), cs, n, start, nbr, target, &finish);
-    }
     // Each list's smallest distance beyond its targets, for `self_collide`'s skip test.
     let (x, nbr, target) = (&state.x, &ws.nbr, &ws.nbr_target);
     let slack_of = |lo: usize, out: &mut [f32]| {
@@ -1477,6 +1360,98 @@ fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, 
             .par_chunks_mut(cs)
             .enumerate()
             .for_each(|(c, out)| slack_of(c * cs, out));
+    }
+}
+
+/// Runs `f(c, scratch of chunk c)` for every chunk, in parallel when there are several.
+fn each_chunk(chunks: &mut [ChunkScratch], f: impl Fn(usize, &mut ChunkScratch) + Sync) {
+    if let [only] = chunks {
+        f(0, only);
+    } else {
+        chunks
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, sc)| f(c, sc));
+    }
+}
+
+/// Fills symmetric neighbour lists from the pairs each chunk found (`pairs(chunk)`, every
+/// unordered pair once over all chunks): `nbr[start[i]..start[i + 1]]` in ascending order,
+/// each entry with its pair's target distance (the sum of the thicknesses, or the rest distance
+/// for a pair of one garment that is closer than that at rest). A serial counting sort by both
+/// ends (degrees, prefix sums, scatter with the cursor `start[i + 1]` counted down), then, in
+/// parallel per chunk, each list sorted (so the Jacobi sums depend neither on the hash layout
+/// nor on the chunking) and given its targets.
+fn fill_lists(
+    model: &ClothModel,
+    n: usize,
+    chunks: &[ChunkScratch],
+    pairs: impl Fn(&ChunkScratch) -> &[(u32, u32)],
+    (start, nbr, target): (&mut Vec<u32>, &mut Vec<u32>, &mut Vec<f32>),
+) {
+    start.clear();
+    start.resize(n + 1, 0);
+    for sc in chunks {
+        for &(i, j) in pairs(sc) {
+            start[i as usize + 1] += 1;
+            start[j as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let total = start[n] as usize;
+    nbr.resize(total, 0);
+    target.resize(total, 0.0);
+    // Fill each list from its end, then shift the starts back.
+    for sc in chunks {
+        for &(i, j) in pairs(sc) {
+            start[i as usize + 1] -= 1;
+            nbr[start[i as usize + 1] as usize] = j;
+            start[j as usize + 1] -= 1;
+            nbr[start[j as usize + 1] as usize] = i;
+        }
+    }
+    // Now start[i + 1] is list i's start: shift left by one.
+    for i in 0..n {
+        start[i] = start[i + 1];
+    }
+    start[n] = total as u32;
+    let start = &*start;
+    let finish = |lo: usize, hi: usize, nbr: &mut [u32], target: &mut [f32]| {
+        let base = start[lo] as usize;
+        for i in lo..hi {
+            let (s, e) = (start[i] as usize - base, start[i + 1] as usize - base);
+            // Ascending neighbour order (short lists: insertion sort inside sort_unstable).
+            nbr[s..e].sort_unstable();
+            let (ti, gi, ri) = (model.thickness[i], model.garment_of[i], model.rest[i]);
+            for (&j, t) in nbr[s..e].iter().zip(&mut target[s..e]) {
+                let j = j as usize;
+                let mut tg = ti + model.thickness[j];
+                if model.garment_of[j] == gi {
+                    // min(sum of thicknesses, rest distance), with a square root only for the
+                    // pairs that are closer at rest (grid neighbours when the cloth is thick).
+                    let rest2 = ri.distance_squared(model.rest[j]);
+                    if rest2 < tg * tg {
+                        tg = rest2.sqrt();
+                    }
+                }
+                *t = tg;
+            }
+        }
+    };
+    if model.chunks() == 1 {
+        finish(0, n, nbr, target);
+    } else {
+        split_lists(
+            0..model.chunks(),
+            model.chunk_size,
+            n,
+            start,
+            nbr,
+            target,
+            &finish,
+        );
     }
 }
 
