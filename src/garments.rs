@@ -425,7 +425,7 @@ impl<'a> BodyAtRest<'a> {
 
     /// Tells the library which skin joint each proxy sphere follows (`Proxies::joint`, one per
     /// sphere of `proxies`), so that a waistband can keep its pins out of where the limbs'
-    /// proxies go in the rig's clips ([`BodyAtRest::limb_sweep`]). Without it (or with a list of
+    /// proxies go in the rig's clips (`BodyAtRest::limb_sweep`). Without it (or with a list of
     /// the wrong length) the garments are fitted against the bind pose alone.
     pub fn with_proxy_joints(mut self, joints: &'a [u32]) -> Self {
         if joints.len() == self.proxies.center.len() {

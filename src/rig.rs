@@ -10,7 +10,7 @@ use crate::math::{Vec2, Vec3, Vec4};
 /// writes and the reference files use).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SkinnedMesh {
-    /// "<node name>/<mesh name>#<primitive>" or whatever identifies it best for the user.
+    /// `"<node name>/<mesh name>#<primitive>"` or whatever identifies it best for the user.
     pub name: String,
     /// Node index (into [`Skeleton`]) of the node that instantiates the mesh.
     pub node: u32,

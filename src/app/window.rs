@@ -2,7 +2,7 @@
 //!
 //! Per redraw: apply the Actions gathered since the last one (panel, keys, mouse, dropped
 //! files, `--action`s due this frame), advance the simulation within its time budget, move the
-//! camera, lay out the panel, then record the 3D frame ([`SceneRenderer`]) and egui's into the
+//! camera, lay out the panel, then record the 3D frame (`SceneRenderer`) and egui's into the
 //! surface texture and present it. A screenshot (`--screenshot`) reads back exactly the
 //! texture that is presented (or, where the surface cannot be copied from, renders the same
 //! frame again into an offscreen texture of the same format).

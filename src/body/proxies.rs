@@ -235,7 +235,7 @@ impl Proxies {
     /// When the result is below [`ProxyOptions::cover_target`] a cover phase follows (the
     /// stadium model does not suit every character: CesiumMan's and RiggedFigure's bones
     /// dominate skin far from their axis, so spheres both stick out of the skin and leave parts
-    /// of it uncovered). See [`BindFit::cover`].
+    /// of it uncovered). See `BindFit::cover`.
     pub fn fit(rig: &Rig, skin: usize, opts: &ProxyOptions) -> Result<Proxies, BodyError> {
         let fit = BindFit::new(rig, skin)?;
         let mut px = fit.run(opts);

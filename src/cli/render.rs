@@ -63,7 +63,7 @@ pub struct Args {
     /// phong: the rig's own colours and colour maps, lit with Blinn-Phong).
     #[arg(long, default_value = "phong")]
     pub shader: String,
-    /// Camera: auto, front, side or AZ,EL[,DIST] (degrees, degrees, metres).
+    /// Camera: auto, front, side or `AZ,EL[,DIST]` (degrees, degrees, metres).
     #[arg(long, default_value = "auto")]
     pub camera: String,
     /// Dress the character and simulate the garments: a comma-separated list of cape, hakama,

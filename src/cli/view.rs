@@ -26,7 +26,7 @@ pub struct Args {
     /// Window size in physical pixels, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x800")]
     pub size: String,
-    /// KEY=VALUE[@FRAME]: a control to set at a frame (default 1), through the same path as
+    /// `KEY=VALUE[@FRAME]`: a control to set at a frame (default 1), through the same path as
     /// the panel, e.g. `method=dqs@60`, `clip=kata`, `garment.cape=off`, `wet=on`, `wind=8`,
     /// `fabric.cape.k_bend=2`, `proxies=on`, `pause@90`. Repeatable.
     #[arg(long = "action", value_name = "KEY=VALUE@FRAME")]

@@ -294,10 +294,10 @@ struct SpringBlock {
 }
 
 /// What lets repeated tracked passes skip springs that cannot be past the limit, with the very
-/// same result as visiting them. A chunk's springs are cut into blocks of [`SPRING_BLOCK`]; a
+/// same result as visiting them. A chunk's springs are cut into blocks of `SPRING_BLOCK`; a
 /// block whose last visit moved nothing stays within the limit until one of its particles
 /// moves, and every particle move (by a pass, or reported with [`ProvotScratch::moved_by`]) is
-/// recorded per block of [`STAMP_BLOCK`] particles with the pass count ("time"). A block is
+/// recorded per block of `STAMP_BLOCK` particles with the pass count ("time"). A block is
 /// skipped while no stamp block it touches has moved since the visit. Springs are sorted by
 /// first end, so a block's first ends are a short run of particles and its second ends another
 /// (on a grid, the same run one row on): each run is a range of a few stamp blocks.

@@ -956,8 +956,8 @@ pub fn constrain_tracked(
 /// positions and masses.
 ///
 /// When only a few particles moved too far for the lists (more than half the skin, "fast";
-/// see [`needs_rebuild`]), the lists are kept: every pair of two slow particles is still in
-/// them, and the fast particles' pairs are found afresh ([`find_fresh_pairs`]) and merged in.
+/// see `needs_rebuild`), the lists are kept: every pair of two slow particles is still in
+/// them, and the fast particles' pairs are found afresh (`find_fresh_pairs`) and merged in.
 /// A limb whips part of a garment past the skin within a substep or two (a roundhouse kick:
 /// lists rebuilt 11 times in 16 substeps), while the rest of the cloth stays within it. Each
 /// particle still sums its pairs in ascending neighbour order, so the result is the very one
@@ -1489,9 +1489,9 @@ fn split_lists(
 /// collider's own motion; records the nearest contact (gap, normal) for the wet stage; finally
 /// `v = (x − x_prev)/Δt`.
 ///
-/// Broad phase in two levels. Per frame and per block of [`COLLIDE_BLOCK`] consecutive particles,
+/// Broad phase in two levels. Per frame and per block of `COLLIDE_BLOCK` consecutive particles,
 /// a list from the BVH over the colliders' frame-swept boxes: every collider that can come within
-/// reach of the block's box grown by [`COLLIDE_SKIN`] at any substep of the frame. It is kept as
+/// reach of the block's box grown by `COLLIDE_SKIN` at any substep of the frame. It is kept as
 /// long as the block stays inside that box, so most blocks query the BVH once per frame. Per
 /// substep, the block's list is cut to the colliders whose current box meets the block's current
 /// box, and each particle tests only those (a box test, then the exact tapered-capsule distance).
@@ -1507,12 +1507,12 @@ pub fn collide(
 
 /// The contact rounds' collision pass: only the particles the round's deformation limit moved
 /// (`ws.provot_moved`) are pushed back out of the colliders, against the same lists as
-/// [`collide`], and without friction — friction belongs to the substep's motion, which
-/// [`collide`] has already charged it for once; applying it again in every round would make
+/// [`collide()`], and without friction — friction belongs to the substep's motion, which
+/// [`collide()`] has already charged it for once; applying it again in every round would make
 /// cloth stick more the more rounds it gets (and wet cloth, whose bridges add normal load,
 /// far more). Their contact records and velocities are updated; every other particle is where
 /// the last pass left it, outside every collider, and is not visited (a block of
-/// [`COLLIDE_BLOCK`] particles none of which moved is skipped whole). Leaves `moved` at 2 for
+/// `COLLIDE_BLOCK` particles none of which moved is skipped whole). Leaves `moved` at 2 for
 /// each particle it pushed and 0 for the others (the next round's [`constrain_tracked`] reads it).
 pub fn reproject(
     model: &ClothModel,
