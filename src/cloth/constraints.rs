@@ -599,7 +599,7 @@ fn provot_pass<const TRACK: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::scenes::{build_scene, SceneOptions};
+    use crate::cloth::scenes::{test_random, two_chunk_cloth};
 
     /// The SIMD group test ([`visit`]) gives bit-identical positions and results to the scalar
     /// loop, for plain and tracked passes, on a stretched cloth of two chunks (crossing springs
@@ -610,23 +610,14 @@ mod tests {
         if !simd_available() {
             return;
         }
-        let opts = SceneOptions {
-            n: 40,
-            ..SceneOptions::default()
-        };
-        let scene = build_scene("drop", &opts).unwrap();
+        let scene = two_chunk_cloth();
         let model = &scene.model;
         let set = &model.limits;
-        assert!(model.chunks() >= 2 && !set.crossing.is_empty());
         let mut inv_mass = scene.state.inv_mass.clone();
         for i in [0, 39, 41, 700, 1023, 1024, 1599] {
             inv_mass[i] = 0.0;
         }
-        let mut seed = 11u32;
-        let mut rnd = move || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        };
+        let mut rnd = test_random(11);
         let spacing = set.rest[0];
         let tau = 0.1;
         let mut x: Vec<Vec3A> = scene.state.x.clone();
@@ -686,21 +677,12 @@ mod tests {
     /// of two chunks (crossing springs included) with pinned corners.
     #[test]
     fn skipping_passes_equal_plain_passes() {
-        let opts = SceneOptions {
-            n: 40,
-            ..SceneOptions::default()
-        };
-        let scene = build_scene("drop", &opts).unwrap();
+        let scene = two_chunk_cloth();
         let (model, w) = (&scene.model, &scene.state.inv_mass);
-        assert!(model.chunks() >= 2 && !model.limits.crossing.is_empty());
         let mut inv_mass = w.clone();
         inv_mass[0] = 0.0;
         inv_mass[39] = 0.0;
-        let mut seed = 3u32;
-        let mut rnd = move || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        };
+        let mut rnd = test_random(3);
         // Rest positions, a few regions stretched hard, everything jittered a little.
         let spacing = model.limits.rest[0];
         let mut a: Vec<Vec3A> = scene.state.x.clone();

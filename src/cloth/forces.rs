@@ -672,7 +672,7 @@ pub fn stiffness_spectrum(model: &ClothModel, particles: std::ops::Range<usize>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::scenes::{build_scene, SceneOptions};
+    use crate::cloth::scenes::{test_random, two_chunk_cloth};
 
     /// The AVX2 spring kernel gives the portable loop's forces bit for bit (x, y, z of every
     /// particle), on a cloth of two chunks (crossing springs included) with random positions,
@@ -683,19 +683,10 @@ mod tests {
         if !simd_available() {
             return;
         }
-        let opts = SceneOptions {
-            n: 40,
-            ..SceneOptions::default()
-        };
-        let scene = build_scene("drop", &opts).unwrap();
+        let scene = two_chunk_cloth();
         let model = &scene.model;
         let set = &model.springs;
-        assert!(model.chunks() >= 2 && !set.crossing.is_empty());
-        let mut seed = 7u32;
-        let mut rnd = move || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        };
+        let mut rnd = test_random(7);
         let mut x: Vec<Vec3A> = model
             .rest
             .iter()

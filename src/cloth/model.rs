@@ -660,11 +660,7 @@ mod tests {
         let m = &scene.model;
         let tau = 0.1;
         let mut x = m.rest.clone();
-        let mut seed = 5u32;
-        let mut rnd = move || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        };
+        let mut rnd = crate::cloth::scenes::test_random(5);
         for (i, p) in x.iter_mut().enumerate() {
             if !m.is_pinned(i) {
                 *p = *p * 1.3 + Vec3A::new(rnd(), rnd(), rnd()) * 0.05;

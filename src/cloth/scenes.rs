@@ -340,3 +340,28 @@ impl Scene {
         out
     }
 }
+
+/// The unit tests' cloth of two chunks (the `drop` scene at 40 × 40; crossing springs
+/// included).
+#[cfg(test)]
+pub(crate) fn two_chunk_cloth() -> Scene {
+    let opts = SceneOptions {
+        n: 40,
+        ..SceneOptions::default()
+    };
+    let scene = build_scene("drop", &opts).unwrap();
+    let model = &scene.model;
+    assert!(model.chunks() >= 2 && !model.limits.crossing.is_empty());
+    assert!(!model.springs.crossing.is_empty());
+    scene
+}
+
+/// The unit tests' random numbers in [−0.5, 0.5): a linear congruential generator (Numerical
+/// Recipes' constants) from `seed`.
+#[cfg(test)]
+pub(crate) fn test_random(mut seed: u32) -> impl FnMut() -> f32 {
+    move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    }
+}
