@@ -109,7 +109,7 @@ impl Default for SceneConfig {
                 // spring is still more than 1 % past the limit. With a fixed four passes and no
                 // tethers, springs ended 144 of the 1,747 frames of the built-in clips (LBS) past
                 // the limit + 2 %, at up to 122 % (`default_resolution_report` in
-                // tests/scene.rs); with these, none. At least two passes (not one) cost 12 % more
+                // tests/scene.rs); with these, none. At least two passes (not one) cost 11 % more
                 // instructions per substep (`drape bench scene`, callgrind) for no frame less.
                 provot_iterations: 1,
                 provot_max_iterations: 8,

@@ -40,7 +40,6 @@ fn run_clip(rig: &drape::rig::Rig, name: &str, kinds: &[GarmentKind], method: Sk
     run_clip_with(rig, name, cfg);
 }
 
-/// Runs the whole of clip `name` (after the start-up) with `cfg`, checking every frame.
 /// The diagnostics' knobs: `T_SLACK` (tether slack, negative = off), `T_PIT` (Provot passes,
 /// at least), `T_PMAX` (at most), `T_R` (contact rounds), `T_TOL` (the tolerance that ends the
 /// extra passes).
@@ -63,6 +62,7 @@ fn tweak(cfg: &mut SceneConfig) {
     }
 }
 
+/// Runs the whole of clip `name` (after the start-up) with `cfg`, checking every frame.
 fn run_clip_with(rig: &drape::rig::Rig, name: &str, cfg: SceneConfig) {
     let method = cfg.method;
     let mut scene = Scene::new(rig.clone(), cfg).unwrap();
@@ -416,12 +416,11 @@ fn default_resolution_report() {
         .parse()
         .unwrap();
     let ninja = drape::ninja::build().unwrap();
-    let cfg = SceneConfig {
+    let mut cfg = SceneConfig {
         clip: Some(clip.clone()),
         method,
         ..SceneConfig::default()
     };
-    let mut cfg = cfg;
     tweak(&mut cfg);
     let mut scene = Scene::new(ninja.rig.clone(), cfg).unwrap();
     scene.player.set_loop_mode(LoopMode::Once);

@@ -33,9 +33,10 @@ pub fn provot(model: &ClothModel, inv_mass: &[f32], tau: f32, x: &mut [Vec3A]) -
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const GROUP: usize = 8;
 
-/// Whether this CPU runs [`visit`]'s AVX2 test (detected at run time; the scalar loop is kept
-/// for other CPUs and is the reference the tests compare against).
-fn simd_available() -> bool {
+/// Whether this CPU runs the AVX2 kernels: [`visit`]'s group test here and the eight-spring
+/// kernel of `forces` (detected at run time; the scalar loops are kept for other CPUs and are
+/// the references the tests compare against).
+pub(crate) fn simd_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::is_x86_feature_detected!("avx2")

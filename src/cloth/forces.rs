@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use crate::math::{Vec3, Vec3A, Vec4};
 
+use super::constraints::simd_available;
 use super::model::{ClothModel, EdgeSet, GridStencil, STENCIL_FAMILIES};
 use super::params::Wind;
 
@@ -332,18 +333,6 @@ fn edge_springs(
     f: &mut [Vec3A],
 ) {
     edge_springs_with(set, cs, x, v, k, kd, f, simd_available());
-}
-
-/// Whether this CPU runs the AVX2 spring kernel (detected at run time).
-fn simd_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
 }
 
 /// [`edge_springs`], with the AVX2 kernel or without (`simd`, which must only be true where

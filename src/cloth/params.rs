@@ -162,10 +162,10 @@ pub struct SimParams {
     /// [`crate::cloth::model::Tethers`]): every free particle a pin reaches through the cloth is
     /// kept within `(1 + slack)` times its shortest rest path to the nearest pin, before each
     /// `constrain`. `None`: off. Range 0 … 1. Default `None`; the dressed character uses
-    /// `Some(0.0)` (inextensible along the paths from the pins, as in the paper), which takes
-    /// the load a hanging garment puts on its top rows off Provot's passes: a chain of springs
-    /// at the limit needs a Gauss–Seidel pass per spring to pull its lower end back, a tether
-    /// one step.
+    /// `Some(0.05)` (the paper's are inextensible, 0; see [`crate::scene::SceneConfig`] for why
+    /// not here), which takes the load a hanging garment puts on its top rows off Provot's
+    /// passes: a chain of springs at the limit needs a Gauss–Seidel pass per spring to pull its
+    /// lower end back, a tether one step.
     pub tether_slack: Option<f32>,
     /// Extra `constrain` → `collide` rounds after each substep's `collide`, count. Range 0 … 8.
     /// Default 0 (the engine's plain stage order, which the `drop` benchmark is defined with);
