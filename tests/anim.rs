@@ -229,6 +229,106 @@ fn travel_accumulates_across_loops_without_jumps() {
     assert!(max_move(&before, &after) > 0.9);
 }
 
+/// A quarter turn: over 1 s the hips walk 0.5 m forward (+Z) while turning 90° to the left
+/// (about +Y), so the clip ends turned and a loop played as authored snaps back 90°.
+fn quarter_turn() -> Clip {
+    let mut c = clip(
+        "quarter_turn",
+        1.0,
+        |u| Vec3::new(0.0, 1.0, 0.5 * u),
+        |_| Quat::IDENTITY,
+    );
+    let track = &c.translations[0];
+    let (times, keys) = (track.times.clone(), track.times.len());
+    // World yaw ψ: the hips' world rotation is armature (Rx 90°) × local, and their rest local
+    // rotation is Rx(−90°), so the local key Rx(−90°) Ry(ψ) turns the body by ψ in the world.
+    c.rotations.push(Track {
+        node: HIPS as u32,
+        times,
+        values: (0..keys)
+            .map(|i| {
+                let psi = std::f32::consts::FRAC_PI_2 * i as f32 / (keys - 1) as f32;
+                Quat::from_rotation_x(-90f32.to_radians()) * Quat::from_rotation_y(psi)
+            })
+            .collect(),
+        interpolation: Interpolation::Linear,
+    });
+    c
+}
+
+#[test]
+fn a_clip_that_ends_turned_loops_on_turned_without_a_jump() {
+    for root in [RootMotion::InPlace, RootMotion::Travel] {
+        let mut r = Rig::new();
+        r.clips = vec![quarter_turn()];
+        r.player.set_root_motion(root);
+        r.player.play(0, &r.clips);
+        let start = r.now();
+        let mut prev = start.clone();
+        let mut after_one = None;
+        // Four loops at 60 fps: the fastest joint (the foot, 0.9 m from the hips) moves about
+        // 0.03 m a frame; the authored loop snaps it back by more than 1 m.
+        for f in 1..=240 {
+            let w = r.step(1.0 / 60.0);
+            let m = max_move(&prev, &w);
+            assert!(m < 0.04, "{root:?}: jump of {m} m at frame {f}");
+            if f == 60 {
+                after_one = Some(w.clone());
+            }
+            prev = w;
+        }
+        // One loop on, the body has turned 90° to the left (about +Y): the foot, 0.1 m to the
+        // hips' +X at the start, is now 0.1 m to their −Z.
+        let one = after_one.unwrap();
+        let foot = one[FOOT] - one[HIPS];
+        assert!(
+            (foot - Vec3::new(0.0, -0.9, -0.1)).length() < 1e-3,
+            "{root:?}: foot after one loop at {foot}"
+        );
+        // Four quarter turns make a whole one: the pose is the first frame's again, and in
+        // Travel the walk has closed a square back to where it began.
+        assert!(
+            max_move(&start, &prev) < 2e-3,
+            "{root:?}: after four loops {}",
+            max_move(&start, &prev)
+        );
+    }
+    // As authored, the loop turns the body back by 90° in one frame.
+    let mut r = Rig::new();
+    r.clips = vec![quarter_turn()];
+    r.player.set_root_motion(RootMotion::Authored);
+    r.player.play(0, &r.clips);
+    r.player.seek(r.clips[0].end - 0.005, &r.clips);
+    let before = r.now();
+    let after = r.step(1.0 / 60.0);
+    assert!(max_move(&before, &after) > 0.1);
+}
+
+#[test]
+fn a_switch_keeps_the_turn_the_loops_made() {
+    for root in [RootMotion::InPlace, RootMotion::Travel] {
+        let mut r = Rig::new();
+        r.clips = vec![quarter_turn(), idle()];
+        r.player.set_root_motion(root);
+        r.player.play(0, &r.clips);
+        // Two loops and a bit: turned 180°.
+        for _ in 0..121 {
+            r.step(1.0 / 60.0);
+        }
+        r.player.crossfade_to(1, 0.3, &r.clips);
+        let mut prev = r.now();
+        for _ in 0..30 {
+            let w = r.step(1.0 / 60.0);
+            assert!(max_move(&prev, &w) < 0.04, "{root:?}");
+            prev = w;
+        }
+        assert!(!r.player.is_fading());
+        // The idle faces the way the loops left the character: its foot at the hips' −X.
+        let foot = prev[FOOT] - prev[HIPS];
+        assert!(foot.x < -0.09, "{root:?}: foot at {foot}");
+    }
+}
+
 #[test]
 fn negative_speed_plays_backwards_and_wraps() {
     let mut r = Rig::new();

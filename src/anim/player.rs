@@ -16,10 +16,19 @@
 //!   clip's end−start horizontal travel), and a switch to another clip starts it where the
 //!   character stands, so the character never snaps back.
 //! - [`RootMotion::Authored`]: the clip as stored (jumps back at each loop).
+//!
+//! In the first two modes the clip's change of **heading** carries over loops too: the turn of
+//! the hips about the vertical from the clip's first to its last frame (the twist about world Y
+//! of `q_end q_start⁻¹`) is added at each wrap, and the next loop is played turned by it — about
+//! the pinned hips in place, about the point that maps the clip's start onto its end in Travel.
+//! A clip that ends turned (the built-in kata ends facing the other way, 41 cm forward) then
+//! loops without a jump, where the authored loop turns the whole body in one frame and tears the
+//! garments off it. A clip that ends as it starts has no turn, and nothing changes. A switch to
+//! another clip keeps the heading the loops have accumulated.
 
 use crate::anim::pose::slerp_shortest;
 use crate::anim::{Clip, Pose, Skeleton, Skin};
-use crate::math::{Mat3, Mat4, Transform, Vec3};
+use crate::math::{Mat3, Mat4, Quat, Transform, Vec3};
 
 /// What happens at the end of a clip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -46,8 +55,10 @@ struct Layer {
     clip: usize,
     /// Seconds on the clip's own timeline, within `[clip.start, clip.end]`.
     time: f32,
-    /// Horizontal world displacement added to the hips (Travel mode).
+    /// Horizontal world displacement added to the hips (Travel mode), after the turn.
     offset_world: Vec3,
+    /// Turn about world Y from the loops played so far, radians (InPlace and Travel).
+    heading: f32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -142,10 +153,11 @@ impl Player {
             clip,
             time,
             offset_world: Vec3::ZERO,
+            heading: 0.0,
         };
         if let Some(cur) = self.current {
-            // A cut in Travel mode continues from where the character stands.
-            layer.offset_world = self.continue_offset(&cur, &layer, clips);
+            // A cut continues from where (Travel) and how (both) the character stands.
+            self.continue_from(&cur, &mut layer, clips);
         }
         self.current = Some(layer);
         self.fade = if first && self.startup_blend > 0.0 {
@@ -181,8 +193,9 @@ impl Player {
             clip,
             time,
             offset_world: Vec3::ZERO,
+            heading: 0.0,
         };
-        layer.offset_world = self.continue_offset(&cur, &layer, clips);
+        self.continue_from(&cur, &mut layer, clips);
         self.fade = Some(Fade {
             from: FadeFrom::Clip(cur),
             elapsed: 0.0,
@@ -323,8 +336,9 @@ impl Player {
         }
     }
 
-    /// Moves one layer's time by `step` seconds of clip time, wrapping or clamping, and adds the
-    /// clip's horizontal travel to the layer's offset for each wrap (so Travel never jumps).
+    /// Moves one layer's time by `step` seconds of clip time, wrapping or clamping, and for each
+    /// wrap composes the layer's turn and offset with the clip's own (see the module docs), so
+    /// that neither InPlace nor Travel jumps.
     fn advance_layer(&self, layer: &mut Layer, step: f32, clips: &[Clip]) {
         let Some(c) = clips.get(layer.clip) else {
             return;
@@ -346,20 +360,61 @@ impl Player {
                         t = c.start;
                     }
                     t = t.max(c.start);
-                    layer.offset_world += self.clip_travel(c) * wraps;
+                    self.wrap_root(layer, c, wraps);
                 }
             }
         }
         layer.time = t;
     }
 
-    /// Horizontal world travel of the hips from the clip's start to its end.
-    fn clip_travel(&self, clip: &Clip) -> Vec3 {
-        let (a, b) = (
-            self.hips_world_at(clip, clip.start),
-            self.hips_world_at(clip, clip.end),
-        );
-        horizontal(b - a)
+    /// Composes the layer's root transform `M` (turn `heading` about Y, then `offset_world`)
+    /// with the clip's start-to-end transform `T` once per wrap (`M ← M T`; `M T⁻¹` for a wrap
+    /// backwards). `T(p) = R(θ) (p − s) + e` with `s`, `e` the hips' horizontal world positions
+    /// at the clip's start and end and `θ` its turn ([`Player::clip_turn`]), so `T` puts the
+    /// clip's first frame where and as its last one stands.
+    fn wrap_root(&self, layer: &mut Layer, clip: &Clip, wraps: f32) {
+        let s = horizontal(self.hips_world_at(clip, clip.start));
+        let e = horizontal(self.hips_world_at(clip, clip.end));
+        let turn = self.clip_turn(clip);
+        // One wrap forward: θ, with d = e − R(θ) s; backward (T⁻¹): −θ, s − R(−θ) e.
+        let (theta, d) = if wraps > 0.0 {
+            (turn, e - Quat::from_rotation_y(turn) * s)
+        } else {
+            (-turn, s - Quat::from_rotation_y(-turn) * e)
+        };
+        // Normally one wrap a frame; an absurd time step still ends in bounded work.
+        for _ in 0..(wraps.abs() as u32).min(1 << 16) {
+            layer.offset_world += Quat::from_rotation_y(layer.heading) * d;
+            layer.heading = wrap_angle(layer.heading + theta);
+        }
+    }
+
+    /// The clip's turn about world Y from its first frame to its last, radians in (−π, π]: the
+    /// twist about Y of `q_end q_start⁻¹`, `q` the hips' world rotation with their ancestors at
+    /// rest (as [`Player::hips_world_at`]). 0 without hips or a hips rotation track.
+    fn clip_turn(&self, clip: &Clip) -> f32 {
+        let Some(h) = self.hips else {
+            return 0.0;
+        };
+        let Some(track) = clip.rotation_track(h) else {
+            return 0.0;
+        };
+        let sample = |t: f32| {
+            crate::anim::pose::sample_track(track, t)
+                .filter(|q| q.is_finite() && q.length_squared() > 1e-12)
+                .map(|q| Mat3::from_quat(q.normalize()))
+        };
+        let (Some(a), Some(b)) = (sample(clip.start), sample(clip.end)) else {
+            return 0.0;
+        };
+        let p3 = Mat3::from_mat4(self.world_from_hips_parent_rest());
+        let det = p3.determinant();
+        if !det.is_finite() || det.abs() < 1e-20 {
+            return 0.0;
+        }
+        // World rotations P R; their quotient P R_e R_sᵀ P⁻¹ (P's scale cancels).
+        let delta = p3 * b * a.transpose() * p3.inverse();
+        yaw_of(delta)
     }
 
     /// World position of the hips in `clip` at `t` as authored (no root motion processing),
@@ -397,17 +452,26 @@ impl Player {
         m
     }
 
-    /// The offset for `next` that puts its hips, horizontally, where `cur`'s are now.
-    fn continue_offset(&self, cur: &Layer, next: &Layer, clips: &[Clip]) -> Vec3 {
+    /// Sets `next`'s turn and offset to continue from `cur`: the turn its loops accumulated
+    /// (InPlace and Travel) and, in Travel, the offset that puts `next`'s hips, horizontally,
+    /// where `cur`'s are now.
+    fn continue_from(&self, cur: &Layer, next: &mut Layer, clips: &[Clip]) {
+        next.offset_world = Vec3::ZERO;
+        next.heading = 0.0;
+        if self.root_motion == RootMotion::Authored {
+            return;
+        }
+        next.heading = cur.heading;
         if self.root_motion != RootMotion::Travel {
-            return Vec3::ZERO;
+            return;
         }
         let (Some(a), Some(b)) = (clips.get(cur.clip), clips.get(next.clip)) else {
-            return Vec3::ZERO;
+            return;
         };
-        let here = self.hips_world_at(a, cur.time) + cur.offset_world;
-        let there = self.hips_world_at(b, next.time);
-        horizontal(here - there)
+        let turn = Quat::from_rotation_y(cur.heading);
+        let here = turn * horizontal(self.hips_world_at(a, cur.time)) + cur.offset_world;
+        let there = turn * horizontal(self.hips_world_at(b, next.time));
+        next.offset_world = horizontal(here - there);
     }
 
     /// Samples one layer over the rest pose already in `out` and applies root motion.
@@ -430,21 +494,52 @@ impl Player {
         }
         let parent_from_world3 = p3.inverse();
         let local = out.local[h].translation;
+        let world = world_from_parent.transform_point3(local);
         let delta_world = match self.root_motion {
             RootMotion::Authored => return,
-            RootMotion::InPlace => {
-                let world = world_from_parent.transform_point3(local);
-                horizontal(self.hips_rest_world - world)
+            RootMotion::InPlace => horizontal(self.hips_rest_world - world),
+            RootMotion::Travel => {
+                // M: turn about Y, then the offset (the hips' height is kept).
+                let flat = horizontal(world);
+                Quat::from_rotation_y(layer.heading) * flat + layer.offset_world - flat
             }
-            RootMotion::Travel => layer.offset_world,
         };
         out.local[h].translation = local + parent_from_world3 * delta_world;
+        if layer.heading != 0.0 {
+            // The turn in the parent's frame: P⁻¹ R_y P (a rotation when P's scale is uniform).
+            let turn = parent_from_world3 * Mat3::from_rotation_y(layer.heading) * p3;
+            let q = Quat::from_mat3(&turn).normalize();
+            if q.is_finite() {
+                out.local[h].rotation = (q * out.local[h].rotation).normalize();
+            }
+        }
     }
 }
 
 /// The world XZ part of a vector (Y up).
 fn horizontal(v: Vec3) -> Vec3 {
     Vec3::new(v.x, 0.0, v.z)
+}
+
+/// An angle in radians brought into (−π, π].
+fn wrap_angle(a: f32) -> f32 {
+    let w = a.rem_euclid(std::f32::consts::TAU);
+    if w > std::f32::consts::PI {
+        w - std::f32::consts::TAU
+    } else {
+        w
+    }
+}
+
+/// The angle of `m`'s twist about world Y (swing–twist decomposition), radians in (−π, π]:
+/// for the quaternion (x, y, z, w) of `m`, `2 atan2(y, w)`. 0 for a matrix that is not a finite
+/// rotation or has no twist component (a half-turn about a horizontal axis).
+fn yaw_of(m: Mat3) -> f32 {
+    let q = Quat::from_mat3(&m);
+    if !q.is_finite() || (q.y * q.y + q.w * q.w) < 1e-12 {
+        return 0.0;
+    }
+    wrap_angle(2.0 * q.y.atan2(q.w))
 }
 
 /// 3s² − 2s³ on [0, 1]: a fade whose rate starts and ends at zero, so joint velocities stay

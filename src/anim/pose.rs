@@ -91,6 +91,11 @@ impl Clip {
     pub fn translation_track(&self, node: usize) -> Option<&Track<Vec3>> {
         self.translations.iter().find(|tr| tr.node as usize == node)
     }
+
+    /// The rotation track of `node`, if the clip animates it.
+    pub fn rotation_track(&self, node: usize) -> Option<&Track<Quat>> {
+        self.rotations.iter().find(|tr| tr.node as usize == node)
+    }
 }
 
 /// A value type a track can hold: how it interpolates linearly and as a Hermite spline.
