@@ -458,6 +458,79 @@ fn clips_have_mixamo_like_tracks_and_lengths() {
     }
 }
 
+/// Every built-in clip loops without a jump in the player's two root-motion modes that loop
+/// (in place, travelling): in the 60 fps frame that wraps no joint moves further than 1 cm
+/// (the clips' fastest joints move 13–21 cm a frame in their kicks). The kicks' landing foot comes
+/// down where it started and the pivoting foot turns back; the kata, which ends 41 cm forward
+/// facing the other way, plays its next loop turned so (in place: about the hips).
+#[test]
+fn every_clip_loops_without_a_jump() {
+    use drape::anim::{LoopMode, Player, RootMotion};
+    let rig = &ninja().rig;
+    let kata = rig.clip("kata").unwrap();
+    for root in [
+        RootMotion::InPlace,
+        RootMotion::Travel,
+        RootMotion::Authored,
+    ] {
+        for (ci, c) in rig.clips.iter().enumerate() {
+            let mut player = Player::new(&rig.skeleton, &rig.skins);
+            player.set_root_motion(root);
+            player.set_loop_mode(LoopMode::Loop);
+            player.play(ci, &rig.clips);
+            let mut pose = Pose::rest(&rig.skeleton);
+            let mut positions = |player: &mut Player| -> Vec<Vec3> {
+                player.pose(&rig.clips, &mut pose);
+                world(rig, &pose).iter().map(pos).collect()
+            };
+            let first = positions(&mut player);
+            // The frame that wraps: from just before the end to just after the start.
+            player.seek(c.end - 0.01, &rig.clips);
+            let mut prev = positions(&mut player);
+            player.advance(1.0 / 60.0, &rig.clips);
+            assert!(player.time() < c.start + 0.01, "{}: wrapped", c.name);
+            let now = positions(&mut player);
+            let seam = prev
+                .iter()
+                .zip(&now)
+                .map(|(a, b)| (*a - *b).length())
+                .fold(0.0, f32::max);
+            prev = now;
+            println!(
+                "{} ({root:?}): largest move at the loop {seam:.4} m",
+                c.name
+            );
+            if root != RootMotion::Authored {
+                assert!(
+                    seam < 0.01,
+                    "{} ({root:?}): jump of {seam} m at the loop",
+                    c.name
+                );
+            } else if ci == kata {
+                assert!(seam > 0.5, "the kata as authored jumps at the loop: {seam}");
+            }
+            if ci == kata && root != RootMotion::Authored {
+                // One loop on, the character faces −z: the left toe, in front of the hips at
+                // the start, is behind them now (in Travel 41 cm further on).
+                let hips = node(rig, "Hips");
+                let toe = node(rig, "LeftToeBase");
+                assert!(first[toe].z - first[hips].z > 0.2);
+                assert!(prev[toe].z - prev[hips].z < -0.2, "{root:?}");
+                let travelled = prev[hips].z - first[hips].z;
+                let want = if root == RootMotion::Travel {
+                    0.41
+                } else {
+                    0.0
+                };
+                assert!(
+                    (travelled - want).abs() < 0.03,
+                    "{root:?}: hips moved {travelled}"
+                );
+            }
+        }
+    }
+}
+
 /// Per clip, per frame: the skinned positions of the given vertices.
 fn skinned_frames(clip: usize, verts: &[usize]) -> Vec<Vec<Vec3>> {
     let rig = &ninja().rig;
@@ -664,6 +737,14 @@ fn generator_rejects_bad_clip_files() {
     let bad_order = "name='x'\nduration=1.0\n[[key]]\nt=0.5\n[[key]]\nt=0.2\n";
     assert!(ninja::clips::expand(bad_order, &sk).is_err());
     assert!(ninja::clips::expand("not toml [", &sk).is_err());
+    // A foot sent home must touch down at that key.
+    let home_in_the_air =
+        "name='x'\nduration=1.0\n[[key]]\nt=0.0\nplant=['L','R']\n[[key]]\nt=1.0\nhome=['R']\n";
+    let e = ninja::clips::expand(home_in_the_air, &sk).unwrap_err();
+    assert!(e.to_string().contains("home"), "{e}");
+    let home_planted =
+        "name='x'\nduration=1.0\n[[key]]\nt=0.0\nplant=['L','R']\n[[key]]\nt=1.0\nplant=['L','R']\nhome=['R']\n";
+    assert!(ninja::clips::expand(home_planted, &sk).is_ok());
 }
 
 /// Centre of mass from segment masses (Winter, "Biomechanics and Motor Control of Human

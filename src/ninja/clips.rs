@@ -16,6 +16,9 @@
 //! pivot = ["L"]               # feet turning on the ball of the foot (heel swings) until the
 //!                             # next key; a foot is on the floor between two keys that both
 //!                             # list it under plant or pivot
+//! home = ["R"]                # feet that touch down at this key go back to the spot (and
+//!                             # turn) where they stood at the clip's first frame, so that a
+//!                             # clip whose feet end as they began loops without a jump
 //! stop = true                 # zero velocity at this key (an extreme / a hit)
 //! [key.rot]                   # joint rotations, degrees [x, y, z]
 //! Hips = [0, 30, 0]
@@ -114,6 +117,8 @@ struct KeyDef {
     #[serde(default)]
     pivot: Vec<String>,
     #[serde(default)]
+    home: Vec<String>,
+    #[serde(default)]
     stop: bool,
     #[serde(default)]
     fist: Option<[f32; 2]>,
@@ -149,6 +154,8 @@ struct Key {
     values: Vec<[f32; 3]>,
     plant: [bool; 2],
     pivot: [bool; 2],
+    /// The plant (or pivot) that starts at this key puts the foot where it stood at frame 0.
+    home: [bool; 2],
     stop: bool,
 }
 
@@ -231,11 +238,20 @@ fn parse(src: &str, sk: &NinjaSkeleton) -> Result<(KeyFile, Vec<Key>), ClipError
                 k.t
             )));
         }
+        let (plant, pivot) = (feet(&k.plant, &file.name)?, feet(&k.pivot, &file.name)?);
+        let home = feet(&k.home, &file.name)?;
+        if let Some(side) = (0..2).find(|&s| home[s] && !(plant[s] || pivot[s])) {
+            return Err(err(format!(
+                "key {i}: foot {} goes home but is neither planted nor pivoting",
+                ["L", "R"][side]
+            )));
+        }
         keys.push(Key {
             t: k.t,
             values,
-            plant: feet(&k.plant, &file.name)?,
-            pivot: feet(&k.pivot, &file.name)?,
+            plant,
+            pivot,
+            home,
             stop: k.stop,
         });
     }
@@ -513,7 +529,8 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     }
 
     // Pass 2: foot targets. Runs of planted/pivoting frames hold the ball of the foot where the
-    // run began; a planted frame after pivoting keeps the last pivot yaw.
+    // run began (where it stood at frame 0 for a run begun by a `home` key); a planted frame
+    // after pivoting keeps the last pivot yaw.
     let ball_from_ankle = rest[legs[0].toe] - rest[legs[0].foot];
     let ankle_height = rest[legs[0].foot].y;
     let ball_height = rest[legs[0].toe].y;
@@ -525,6 +542,8 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
                                                   // While pivoting, the foot turns by as much as the keyed foot has turned since the pivot
                                                   // began (a relative turn, so that switching from planted to pivoting never snaps).
         let mut last_fk_yaw = Quat::IDENTITY;
+        // Where the foot stood at frame 0: its plant, or the keyed ball put on the floor.
+        let mut home: Option<(Vec3, Quat)> = None;
         for f in 0..frames {
             let t = f as f32 / FPS;
             // On the floor between two keys that both put it there (planted or pivoting);
@@ -536,6 +555,9 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             );
             let pivot = on && state_at(t, |k| k.pivot, side);
             let fk_yaw = yaw_of(fk_frames[f][leg.foot].rot);
+            let b = fk_frames[f][leg.toe].pos;
+            let here = (Vec3::new(b.x, ball_height, b.z), fk_yaw);
+            let home = *home.get_or_insert(here);
             if !on {
                 run = None;
                 last_fk_yaw = fk_yaw;
@@ -543,8 +565,16 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             }
             planted[side][f] = true;
             let (ball, yaw) = run.get_or_insert_with(|| {
-                let b = fk_frames[f][leg.toe].pos;
-                (Vec3::new(b.x, ball_height, b.z), fk_yaw)
+                // The key that began the run: the first of the segment holding frame f.
+                let n = keys.len();
+                let seg = (0..n - 1)
+                    .find(|&i| t <= keys[i + 1].t + 1e-5)
+                    .unwrap_or(n - 2);
+                if keys[seg].home[side] {
+                    home
+                } else {
+                    here
+                }
             });
             if pivot {
                 *yaw = (fk_yaw * last_fk_yaw.inverse() * *yaw).normalize();
