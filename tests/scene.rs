@@ -89,7 +89,8 @@ fn run_clip_with(rig: &drape::rig::Rig, name: &str, cfg: SceneConfig, looped: bo
 }
 
 /// The test, one test per built-in clip so they run in parallel: the whole clip (after the
-/// start-up) skinned with LBS and then DQS, every frame checked.
+/// start-up) and [`PAST_THE_LOOP`] of its next pass, skinned with LBS and then DQS, every frame
+/// checked.
 fn every_frame_of(clip: &str, kinds: &[GarmentKind]) {
     let ninja = drape::ninja::build().unwrap();
     assert!(ninja.rig.clip(clip).is_some(), "no built-in clip {clip}");
