@@ -487,12 +487,16 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             (seg <= 3).then_some((j, side, if n.contains("Thumb") { 10 + seg } else { seg }))
         })
         .collect();
+    // The key segment holding time t: keys `seg` and `seg + 1`.
+    let segment_at = |t: f32| -> usize {
+        let n = keys.len();
+        (0..n - 1)
+            .find(|&i| t <= keys[i + 1].t + 1e-5)
+            .unwrap_or(n - 2)
+    };
     // A foot is planted (or pivoting) between two consecutive keys that both say so.
     let state_at = |t: f32, which: fn(&Key) -> [bool; 2], side: usize| -> bool {
-        let n = keys.len();
-        let seg = (0..n - 1)
-            .find(|&i| t <= keys[i + 1].t + 1e-5)
-            .unwrap_or(n - 2);
+        let seg = segment_at(t);
         which(&keys[seg])[side] && which(&keys[seg + 1])[side]
     };
 
@@ -543,7 +547,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
                                                   // began (a relative turn, so that switching from planted to pivoting never snaps).
         let mut last_fk_yaw = Quat::IDENTITY;
         // Where the foot stood at frame 0: its plant, or the keyed ball put on the floor.
-        let mut home: Option<(Vec3, Quat)> = None;
+        let mut at_frame0: Option<(Vec3, Quat)> = None;
         for f in 0..frames {
             let t = f as f32 / FPS;
             // On the floor between two keys that both put it there (planted or pivoting);
@@ -557,7 +561,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             let fk_yaw = yaw_of(fk_frames[f][leg.foot].rot);
             let b = fk_frames[f][leg.toe].pos;
             let here = (Vec3::new(b.x, ball_height, b.z), fk_yaw);
-            let home = *home.get_or_insert(here);
+            let home = *at_frame0.get_or_insert(here);
             if !on {
                 run = None;
                 last_fk_yaw = fk_yaw;
@@ -566,11 +570,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             planted[side][f] = true;
             let (ball, yaw) = run.get_or_insert_with(|| {
                 // The key that began the run: the first of the segment holding frame f.
-                let n = keys.len();
-                let seg = (0..n - 1)
-                    .find(|&i| t <= keys[i + 1].t + 1e-5)
-                    .unwrap_or(n - 2);
-                if keys[seg].home[side] {
+                if keys[segment_at(t)].home[side] {
                     home
                 } else {
                     here
