@@ -212,6 +212,39 @@ fn world_parameters_act_live_without_a_rebuild() {
 }
 
 #[test]
+fn particle_spacing_trades_detail_for_speed_after_one_rebuild() {
+    let mut v = viewer();
+    let fine = v.scene.particle_count();
+    let generation = v.scene_generation;
+    v.apply(Action::SetSpacingScale(1.5));
+    assert!(v.rebuild_pending(), "waits for the slider to be let go");
+    assert_eq!(v.scene.particle_count(), fine);
+    v.flush();
+    assert_eq!(v.scene_generation, generation + 1);
+    let coarse = v.scene.particle_count();
+    // Particles ∝ 1/spacing² (rings and rows round to whole counts).
+    let ratio = coarse as f64 / fine as f64;
+    assert!((0.35..0.55).contains(&ratio), "{coarse} of {fine}");
+    for g in &v.scene.config.garments {
+        let want = 1.5 * g.kind.default_spacing();
+        assert!((g.spacing - want).abs() < 1e-6, "{:?}", g.kind);
+    }
+    // The same value again asks for nothing; out-of-range values are clamped.
+    v.apply(Action::SetSpacingScale(1.5));
+    assert!(!v.rebuild_pending());
+    v.apply(Action::SetSpacingScale(100.0));
+    assert_eq!(v.settings.spacing_scale, 3.0);
+    v.apply(Action::SetSpacingScale(0.0));
+    assert_eq!(v.settings.spacing_scale, 0.75);
+    // Other rebuilds keep it.
+    v.apply(Action::SetSpacingScale(1.25));
+    v.apply(Action::ResetSim);
+    for g in &v.scene.config.garments {
+        assert!((g.spacing - 1.25 * g.kind.default_spacing()).abs() < 1e-6);
+    }
+}
+
+#[test]
 fn wet_controls_reach_wet_params_and_every_particle() {
     let mut v = viewer();
     let dry_mass: f64 = drape::cloth::wet::total_mass(&v.scene.state);
@@ -333,6 +366,7 @@ fn command_line_actions_parse_to_the_same_actions() {
             Action::SetRootMotion(RootMotion::Travel),
         ),
         ("proxies=on", Action::ShowProxies(true)),
+        ("spacing=1.25", Action::SetSpacingScale(1.25)),
     ];
     for (text, want) in cases {
         assert_eq!(Action::parse(text), Ok(want), "{text}");
@@ -353,6 +387,7 @@ fn command_line_actions_parse_to_the_same_actions() {
         "pause@0",
         "pause@x",
         "light=10",
+        "spacing=fine",
     ] {
         assert!(
             Action::parse(bad).is_err() || parse_scheduled(bad).is_err(),
@@ -369,6 +404,7 @@ fn settings_round_trip_and_survive_corrupt_files() {
         speed: 0.5,
         garments: [true, false, true, false],
         substeps: 24,
+        spacing_scale: 1.5,
         wet: true,
         wet_fabric: "high-absorption".into(),
         adhesion: AdhesionMode::Off,
@@ -388,16 +424,24 @@ fn settings_round_trip_and_survive_corrupt_files() {
     assert_eq!(w.len(), 1);
     // Half-valid: the good values are kept, each bad one is named.
     let (p, w) = ViewerSettings::from_toml(
-        "method = \"dqs\"\nspeed = 50.0\nsubsteps = 0\nbody_shader = \"pastel\"\n\
+        "method = \"dqs\"\nspeed = 50.0\nsubsteps = 0\nspacing_scale = 9.0\nbody_shader = \"pastel\"\n\
          garments = [\"cape\", \"cloak\"]\n[fabric.cape]\nk_bend = 3.0\nstretch = 1.0\n",
     );
     assert_eq!(p.method, SkinMethod::Dqs);
     assert_eq!(p.speed, 1.0);
     assert_eq!(p.substeps, 16);
+    assert_eq!(p.spacing_scale, 1.0);
     assert_eq!(p.body_shader, "texture");
     assert_eq!(p.garments, [true, false, false, false]);
     assert_eq!(p.fabrics[0].k_bend, 3.0);
-    for needle in ["speed", "substeps", "pastel", "cloak", "stretch"] {
+    for needle in [
+        "speed",
+        "substeps",
+        "spacing_scale",
+        "pastel",
+        "cloak",
+        "stretch",
+    ] {
         assert!(w.iter().any(|m| m.contains(needle)), "{needle}: {w:?}");
     }
 }

@@ -50,6 +50,8 @@ pub enum Action {
     /// One fabric parameter of one garment, in the parameter's unit ([`FabricParam`]).
     SetFabric(GarmentKind, FabricParam, f32),
     /// Cloth substeps per frame, 1 … 64.
+    /// Garment particle spacing × the default ([`ViewerSettings::spacing_scale`]); rebuilds.
+    SetSpacingScale(f32),
     SetSubsteps(u32),
     SetIntegrator(Integrator),
     SetSelfCollision(bool),
@@ -120,7 +122,7 @@ fn number(v: &str) -> Result<f32, String> {
 impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
-    /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, substeps, integrator,
+    /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
     /// self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, wireframe, ground, follow, frame, reset_camera, help, defaults.
@@ -146,6 +148,7 @@ impl Action {
                 FabricPreset::from_name(need()?)
                     .ok_or_else(|| format!("unknown fabric preset '{}'", need().unwrap_or("")))?,
             ),
+            "spacing" => Action::SetSpacingScale(number(need()?)?),
             "substeps" => Action::SetSubsteps(
                 need()?
                     .parse::<u32>()
@@ -388,6 +391,14 @@ impl Viewer {
             Action::SetFabric(kind, param, v) => {
                 param.set(&mut s.fabrics[garment_index(kind)], v);
                 self.rebuild_pending = true;
+            }
+            Action::SetSpacingScale(v) => {
+                let (lo, hi) = super::settings::SPACING_SCALE;
+                let v = v.clamp(lo, hi);
+                if v != s.spacing_scale {
+                    s.spacing_scale = v;
+                    self.rebuild_pending = true;
+                }
             }
             Action::SetSubsteps(n) => {
                 s.substeps = n.clamp(1, 64);
@@ -710,7 +721,7 @@ pub fn scene_config(
         .filter(|(_, on)| *on)
         .filter_map(|(&kind, _)| {
             if has_bones(&rig.skeleton, kind) {
-                let mut spec = GarmentSpec::new(kind);
+                let mut spec = GarmentSpec::coarse(kind, s.spacing_scale);
                 spec.fabric = s.fabrics[garment_index(kind)].clone();
                 Some(spec)
             } else {

@@ -588,7 +588,7 @@ impl App {
             } else if self.opts.fixed_step {
                 "fixed 1/60 s per frame".to_string()
             } else if st.lagging || rate < 0.97 {
-                format!("sim slower than real time ({rate:.2}×)")
+                format!("sim slower than real time ({rate:.2}×; coarser particle spacing helps)")
             } else {
                 "sim real time".to_string()
             };
