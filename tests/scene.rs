@@ -48,7 +48,7 @@ const PAST_THE_LOOP: f32 = 0.5;
 
 /// The diagnostics' knobs: `T_SLACK` (tether slack, negative = off), `T_PIT` (Provot passes,
 /// at least), `T_PMAX` (at most), `T_R` (contact rounds), `T_TOL` (the tolerance that ends the
-/// extra passes).
+/// extra passes), `T_FACTOR` (every garment's spacing × this).
 fn tweak(cfg: &mut SceneConfig) {
     let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<f32>().ok());
     if let Some(v) = env("T_SLACK") {
@@ -65,6 +65,12 @@ fn tweak(cfg: &mut SceneConfig) {
     }
     if let Some(v) = env("T_TOL") {
         cfg.sim.provot_tolerance = v;
+    }
+    if let Some(v) = env("T_FACTOR") {
+        // Every garment's spacing × v (`drape bench scene --coarse v`).
+        for g in cfg.garments.iter_mut() {
+            *g = drape::garments::GarmentSpec::coarse(g.kind, v);
+        }
     }
 }
 
