@@ -71,6 +71,10 @@ pub struct Args {
     /// frame 0; the clip then plays in place. Default: no garments.
     #[arg(long, value_delimiter = ',')]
     pub garments: Vec<String>,
+    /// Garment particle spacing, × each garment's default (0.75..=3, default 1): finer is more
+    /// detailed and slower (the particle count goes with 1/spacing²).
+    #[arg(long, default_value_t = 1.0)]
+    pub spacing: f32,
     /// Soak these garments (a comma-separated list of the names given to --garments, or `all`)
     /// to saturation before they settle: heavier, clinging cloth that renders darker and
     /// glossier. Water content follows cotton's saturation law (drape::cloth::wet).
@@ -167,6 +171,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ))
     })?;
     let view: CameraView = args.camera.parse().map_err(CliError::new)?;
+    let (lo, hi) = crate::app::settings::SPACING_SCALE;
+    if !(lo..=hi).contains(&args.spacing) {
+        return Err(CliError::new(format!(
+            "bad --spacing {}: expected {lo}..={hi} (× each garment's default spacing)",
+            args.spacing
+        )));
+    }
     if !args.wet.is_empty() && args.garments.is_empty() {
         return Err(CliError::new(
             "--wet needs garments to soak: add --garments (e.g. --garments cape --wet cape)",
@@ -437,7 +448,10 @@ fn dress(
     let config = SceneConfig {
         clip: clip.map(|c| rig.clips[c].name.clone()),
         method,
-        garments: kinds.iter().map(|&k| GarmentSpec::new(k)).collect(),
+        garments: kinds
+            .iter()
+            .map(|&k| GarmentSpec::coarse(k, args.spacing))
+            .collect(),
         ..SceneConfig::default()
     };
     let mut scene = Scene::new(rig.clone(), config)
@@ -600,6 +614,7 @@ mod tests {
             shader: "texture".into(),
             camera: "auto".into(),
             garments: Vec::new(),
+            spacing: 1.0,
             wet: Vec::new(),
             compare: false,
             samples: 4,
@@ -654,6 +669,13 @@ mod tests {
             ..args()
         });
         assert!(e.contains("--samples"), "{e}");
+        for bad in [0.5, 3.5, f32::NAN] {
+            let e = err(Args {
+                spacing: bad,
+                ..args()
+            });
+            assert!(e.contains("--spacing"), "{bad}: {e}");
+        }
         let e = err(Args {
             wet: vec!["cape".into()],
             ..args()
