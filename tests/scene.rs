@@ -483,6 +483,55 @@ fn default_resolution_report() {
     }
 }
 
+/// The end-of-frame checks the tests above rely on catch what they check (in the order they
+/// check it, so each change below breaks only its own rule): a NaN, a pin off its target, a
+/// particle inside the body, a spring past the limit + 2 %; and the frame as simulated passes.
+/// (The garment–garment distance cannot be broken alone here: moving a particle onto another
+/// garment stretches its springs first.)
+#[test]
+fn the_frame_checks_catch_each_violation() {
+    use drape::math::{Vec3, Vec3A};
+    let ninja = drape::ninja::build().unwrap();
+    let mut scene = Scene::new(
+        ninja.rig,
+        coarse_config(Some("stance".into()), &[GarmentKind::Cape]),
+    )
+    .unwrap();
+    run_frames(&mut scene, 30, "stance");
+    let good = scene.state.x.clone();
+    let m = scene.model.clone();
+    let free = (0..m.len()).find(|&i| !m.is_pinned(i)).unwrap();
+    let pin = m.pins[0] as usize;
+    let outside = |p: Vec3A| union_sdf(p.into(), &scene.proxy_frame, &scene.proxies.capsules);
+    // 20 cm off the cloth, in a direction that stays clear of the body.
+    let away = [Vec3::X, -Vec3::X, Vec3::Z, -Vec3::Z, Vec3::Y]
+        .into_iter()
+        .map(|d| Vec3A::from(d * 0.2))
+        .find(|&d| outside(good[free] + d) > 0.01)
+        .expect("a direction clear of the body");
+    let inside = Vec3A::from(scene.proxy_frame.center[0]);
+    assert!(outside(inside) < -0.01);
+    for needle in [
+        "non-finite",
+        "off its target",
+        "inside the body",
+        "stretched",
+    ] {
+        scene.state.x.copy_from_slice(&good);
+        let x = &mut scene.state.x;
+        match needle {
+            "non-finite" => x[free] = Vec3A::NAN,
+            "off its target" => x[pin] += Vec3A::X * 1e-3,
+            "inside the body" => x[free] = inside,
+            _ => x[free] += away,
+        }
+        let e = check_frame(&scene).expect_err(needle);
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+    scene.state.x.copy_from_slice(&good);
+    assert_eq!(check_frame(&scene), Ok(()));
+}
+
 /// Every built-in clip has a test above.
 #[test]
 fn every_builtin_clip_has_a_dressed_test() {

@@ -236,6 +236,8 @@ fn particle_spacing_trades_detail_for_speed_after_one_rebuild() {
     assert_eq!(v.settings.spacing_scale, 3.0);
     v.apply(Action::SetSpacingScale(0.0));
     assert_eq!(v.settings.spacing_scale, 0.75);
+    v.apply(Action::SetSpacingScale(f32::NAN));
+    assert_eq!(v.settings.spacing_scale, 0.75);
     // Other rebuilds keep it.
     v.apply(Action::SetSpacingScale(1.25));
     v.apply(Action::ResetSim);

@@ -49,9 +49,9 @@ pub enum Action {
     SetFabricPreset(FabricPreset),
     /// One fabric parameter of one garment, in the parameter's unit ([`FabricParam`]).
     SetFabric(GarmentKind, FabricParam, f32),
-    /// Cloth substeps per frame, 1 … 64.
     /// Garment particle spacing × the default ([`ViewerSettings::spacing_scale`]); rebuilds.
     SetSpacingScale(f32),
+    /// Cloth substeps per frame, 1 … 64.
     SetSubsteps(u32),
     SetIntegrator(Integrator),
     SetSelfCollision(bool),
@@ -395,7 +395,8 @@ impl Viewer {
             Action::SetSpacingScale(v) => {
                 let (lo, hi) = super::settings::SPACING_SCALE;
                 let v = v.clamp(lo, hi);
-                if v != s.spacing_scale {
+                // (A NaN, which clamp passes through, is ignored.)
+                if v.is_finite() && v != s.spacing_scale {
                     s.spacing_scale = v;
                     self.rebuild_pending = true;
                 }

@@ -300,7 +300,9 @@ fn scene(args: SceneArgs) -> Result<(), CliError> {
         let t = std::time::Instant::now();
         scene.step(dt);
         wall += t.elapsed().as_secs_f64();
-        worst = worst.max(scene.model.worst_limit_stretch(&scene.state.x));
+        if let Some((_, r)) = scene.model.worst_limit_spring(&scene.state.x) {
+            worst = worst.max(r);
+        }
     }
     if !scene.state.is_finite() {
         return Err(CliError::new("the simulation produced non-finite values"));

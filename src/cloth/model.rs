@@ -586,13 +586,13 @@ impl ClothModel {
         self.pin_slot[i] != u32::MAX
     }
 
-    /// The largest length / rest length over the deformation-limit springs (structural and
-    /// shear) with at least one free end, at positions `x`: what Provot's limit bounds (1.1 by
-    /// default; the dressed scene's checks allow 1.12). 0 without such springs; NaN positions
-    /// give NaN.
-    pub fn worst_limit_stretch(&self, x: &[Vec3A]) -> f32 {
+    /// The most stretched deformation-limit spring (structural or shear) with at least one
+    /// free end, at positions `x`: its index in `limits` and its length / rest length, what
+    /// Provot's limit bounds (1.1 by default; the dressed scene's checks allow 1.12). `None`
+    /// without such springs; the first spring with a NaN length is returned as the worst.
+    pub fn worst_limit_spring(&self, x: &[Vec3A]) -> Option<(usize, f32)> {
         let l = &self.limits;
-        let mut worst = 0.0f32;
+        let mut worst: Option<(usize, f32)> = None;
         for e in 0..l.len() {
             let (a, b) = (l.a[e] as usize, l.b[e] as usize);
             if self.is_pinned(a) && self.is_pinned(b) {
@@ -600,9 +600,11 @@ impl ClothModel {
             }
             let r = x[a].distance(x[b]) / l.rest[e];
             if r.is_nan() {
-                return f32::NAN;
+                return Some((e, r));
             }
-            worst = worst.max(r);
+            if worst.is_none_or(|(_, w)| r > w) {
+                worst = Some((e, r));
+            }
         }
         worst
     }
@@ -668,33 +670,35 @@ mod tests {
         assert!(t.particle.windows(2).all(|w| w[0] < w[1]));
     }
 
-    /// The worst limit stretch is that of the most stretched structural or shear spring with a
-    /// free end; springs between two pins and bending springs do not count.
+    /// The worst limit spring is the most stretched structural or shear spring with a free end;
+    /// springs between two pins and bending springs do not count.
     #[test]
-    fn worst_limit_stretch_reads_the_free_limit_springs() {
+    fn worst_limit_spring_reads_the_free_limit_springs() {
         use crate::cloth::build::{grid, GridSpec};
         let mut spec = GridSpec::square(4, 0.3, Vec3::ZERO);
         spec.pinned = vec![(0, 0), (1, 0)];
         let g = grid("sheet", &spec, &GarmentParams::default()).unwrap();
         let m = ClothModel::new(vec![g]);
+        let stretch = |x: &[Vec3A]| m.worst_limit_spring(x).unwrap().1;
         let mut x = m.rest.clone();
-        assert!((m.worst_limit_stretch(&x) - 1.0).abs() < 1e-5);
+        assert!((stretch(&x) - 1.0).abs() < 1e-5);
         // Pulling the two pins apart stretches only their own spring (and the shear springs
         // from each to the next row, a little): the pinned pair is not counted.
         let (p, q) = (m.pins[0] as usize, m.pins[1] as usize);
         let (xp, xq) = (x[p], x[q]);
         x[q] = xp + (xq - xp) * 1.5;
-        let w = m.worst_limit_stretch(&x);
+        let w = stretch(&x);
         assert!(w > 1.0 && w < 1.5, "{w}");
         // A free particle lifted by a spacing (0.1 m): its structural springs to the side
         // reach √2 of their rest length, more than anything else.
         let mut y = m.rest.clone();
         let free = (0..m.len()).find(|&i| !m.is_pinned(i)).unwrap();
         y[free] += Vec3A::new(0.0, 0.1, 0.0);
-        let w = m.worst_limit_stretch(&y);
+        let (e, w) = m.worst_limit_spring(&y).unwrap();
         assert!((w - 2f32.sqrt()).abs() < 1e-4, "{w}");
+        assert!(m.limits.a[e] as usize == free || m.limits.b[e] as usize == free);
         y[free] = Vec3A::splat(f32::NAN);
-        assert!(m.worst_limit_stretch(&y).is_nan());
+        assert!(stretch(&y).is_nan());
     }
 
     /// With slack τ, the tethers never move a state that Provot's limit τ allows: the triangle

@@ -53,18 +53,13 @@ pub fn check_frame(scene: &Scene) -> Result<(), String> {
     }
     // Provot limit + 2 % on structural and shear springs.
     let tau = scene.config.sim.provot_limit.unwrap_or(0.1);
-    let l = &m.limits;
-    for e in 0..l.len() {
-        let (a, b) = (l.a[e] as usize, l.b[e] as usize);
-        if m.is_pinned(a) && m.is_pinned(b) {
-            continue;
-        }
-        let len = st.x[a].distance(st.x[b]);
-        if len > l.rest[e] * (1.0 + tau + 0.02) {
+    if let Some((e, r)) = m.worst_limit_spring(&st.x) {
+        if r > 1.0 + tau + 0.02 {
+            let (a, b) = (m.limits.a[e], m.limits.b[e]);
             return Err(format!(
                 "spring {a}-{b} of {} stretched to {:.1} % of rest",
-                m.garments[m.garment_of[a] as usize].name,
-                100.0 * len / l.rest[e]
+                m.garments[m.garment_of[a as usize] as usize].name,
+                100.0 * r
             ));
         }
     }
