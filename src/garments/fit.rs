@@ -1,0 +1,243 @@
+//! The body at its bind pose as the garments see it ([`BodyAtRest`]): its humanoid bones (the
+//! bone map), its axes, and the measurements a garment's shape is fitted with: the proxy union's
+//! signed distance, rays cast out of the body's axis, pushing points out to a clearance, the
+//! leg length the hanging parts are sized by.
+
+use super::bones::BoneMap;
+use super::pins::blend;
+use super::sweep::LimbSweep;
+use super::GarmentError;
+use crate::body::{union_sdf, ProxyFrame};
+use crate::math::{Mat4, Vec3};
+use crate::rig::Rig;
+
+/// What the library needs to know about a body at its bind pose.
+pub struct BodyAtRest<'a> {
+    pub rig: &'a Rig,
+    /// The skin the garments are pinned to.
+    pub skin: usize,
+    /// Skin matrices at rest.
+    pub world_from_bind: Vec<Mat4>,
+    /// Proxies at rest, world space.
+    pub proxies: &'a ProxyFrame,
+    pub capsules: &'a [[u32; 2]],
+    /// World positions of every node at rest.
+    joint_world: Vec<Vec3>,
+    /// The humanoid bones, by Mixamo base name.
+    pub bones: BoneMap,
+    /// Up (+Y), the character's forward and left, world space.
+    pub up: Vec3,
+    pub forward: Vec3,
+    pub left: Vec3,
+    /// [`BodyAtRest::arm_sweep`], computed on first use (it poses every clip).
+    pub(super) sweep: std::cell::OnceCell<Vec<Vec<Vec3>>>,
+    /// Skin joint each proxy sphere follows (`Proxies::joint`, indexed like `proxies`); empty
+    /// when unknown (then the garments fit against the bind pose alone). See
+    /// [`BodyAtRest::with_proxy_joints`].
+    pub(super) proxy_joints: &'a [u32],
+    /// [`BodyAtRest::limb_sweep`], computed on first use.
+    pub(super) limbs: std::cell::OnceCell<LimbSweep>,
+}
+
+impl<'a> BodyAtRest<'a> {
+    pub fn new(
+        rig: &'a Rig,
+        skin: usize,
+        proxies: &'a ProxyFrame,
+        capsules: &'a [[u32; 2]],
+    ) -> Result<Self, GarmentError> {
+        Self::with_bones(rig, skin, proxies, capsules, &[])
+    }
+
+    /// [`BodyAtRest::new`] with explicit bone names: `(Mixamo base name, node name)` pairs that
+    /// override the names found or guessed by [`BoneMap::resolve`].
+    pub fn with_bones(
+        rig: &'a Rig,
+        skin: usize,
+        proxies: &'a ProxyFrame,
+        capsules: &'a [[u32; 2]],
+        overrides: &[(String, String)],
+    ) -> Result<Self, GarmentError> {
+        let s = rig.skins.get(skin).ok_or(GarmentError::NoSkin)?;
+        let rest = rig.skeleton.rest_world();
+        let mut world_from_bind = Vec::new();
+        crate::body::world_from_bind(&rest, s, &mut world_from_bind);
+        let joint_world: Vec<Vec3> = rest
+            .iter()
+            .map(|m| m.transform_point3(Vec3::ZERO))
+            .collect();
+        let mut b = Self {
+            rig,
+            skin,
+            world_from_bind,
+            proxies,
+            capsules,
+            bones: BoneMap::resolve(&rig.skeleton, &joint_world, overrides)?,
+            joint_world,
+            up: Vec3::Y,
+            forward: Vec3::Z,
+            left: Vec3::X,
+            sweep: std::cell::OnceCell::new(),
+            proxy_joints: &[],
+            limbs: std::cell::OnceCell::new(),
+        };
+        // glTF is Y up; the character's left from its hip joints, forward = left × up.
+        if let (Ok(l), Ok(r)) = (b.joint("LeftUpLeg", "body"), b.joint("RightUpLeg", "body")) {
+            let across = (l - r).reject_from(Vec3::Y);
+            if let Some(left) = across.try_normalize() {
+                b.left = left;
+                b.forward = left.cross(Vec3::Y);
+            }
+        }
+        // Rigs without an end joint above the head (HeadTop_End): the top of the head's skin.
+        if b.bones.get("HeadTop_End").is_none() {
+            if let Some(top) = b.head_top() {
+                b.bones.points.push(("HeadTop_End".into(), top));
+            }
+        }
+        Ok(b)
+    }
+
+    /// Tells the library which skin joint each proxy sphere follows (`Proxies::joint`, one per
+    /// sphere of `proxies`), so that a waistband can keep its pins out of where the limbs'
+    /// proxies go in the rig's clips (`BodyAtRest::limb_sweep`). Without it (or with a list of
+    /// the wrong length) the garments are fitted against the bind pose alone.
+    pub fn with_proxy_joints(mut self, joints: &'a [u32]) -> Self {
+        if joints.len() == self.proxies.center.len() {
+            self.proxy_joints = joints;
+        }
+        self
+    }
+
+    /// Node index of the humanoid bone `name` (Mixamo base name).
+    pub fn node(&self, name: &str) -> Option<usize> {
+        self.bones.get(name)
+    }
+
+    /// World position at rest of the humanoid bone `name` (Mixamo base name, see [`BoneMap`]).
+    pub fn joint(&self, name: &str, garment: &str) -> Result<Vec3, GarmentError> {
+        self.bones
+            .get(name)
+            .map(|i| self.joint_world[i])
+            .or_else(|| {
+                self.bones
+                    .points
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|&(_, p)| p)
+            })
+            .ok_or_else(|| GarmentError::MissingBone {
+                garment: garment.into(),
+                bone: name.into(),
+            })
+    }
+
+    /// World positions at rest of the skin vertices whose strongest influence is `node`.
+    pub(super) fn dominated_vertices(&self, node: usize) -> Vec<Vec3> {
+        let skin = &self.rig.skins[self.skin];
+        let mut out = Vec::new();
+        for m in &self.rig.meshes {
+            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
+                continue;
+            }
+            for (v, p) in m.positions.iter().enumerate() {
+                let (j, w) = (m.joints[v], m.weights[v]);
+                let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                if skin.joints.get(j[k] as usize) == Some(&(node as u32)) {
+                    out.push(blend(&self.world_from_bind, j, w).transform_point3(*p));
+                }
+            }
+        }
+        out
+    }
+
+    /// The highest skin vertex the Head bone dominates, above the head joint, at rest.
+    fn head_top(&self) -> Option<Vec3> {
+        let head = self.node("Head")?;
+        let h = self.joint_world[head];
+        self.dominated_vertices(head)
+            .iter()
+            .map(|q| q.y)
+            .fold(None, |a: Option<f32>, y| Some(a.map_or(y, |a| a.max(y))))
+            .filter(|&t| t > h.y + 0.02)
+            .map(|t| Vec3::new(h.x, t, h.z))
+    }
+
+    pub(super) fn sdf(&self, p: Vec3) -> f32 {
+        union_sdf(p, self.proxies, self.capsules)
+    }
+
+    /// Distance from `centre` along the horizontal unit `dir` to where the proxy union is first
+    /// left for good (its signed distance ≥ `clearance`), m; `max` if nothing is hit.
+    pub(super) fn ray_exit(&self, centre: Vec3, dir: Vec3, clearance: f32, max: f32) -> f32 {
+        // March outwards in 2 mm steps from the far end inwards would miss inner hits; march
+        // from the axis and keep the last entry, so a hand beside the hips does not count while
+        // the hip surface does (the first exit after which nothing is hit within 3 cm).
+        let step = 0.002;
+        let mut r = 0.0;
+        let mut exit = None;
+        while r < max {
+            let d = self.sdf(centre + dir * r);
+            if d >= clearance {
+                if exit.is_none() {
+                    exit = Some(r);
+                } else if r - exit.unwrap_or(r) > 0.03 {
+                    break;
+                }
+            } else {
+                exit = None;
+            }
+            // Outside, the sdf bounds how far we can jump without crossing a surface.
+            r += if d > clearance + step {
+                (d - clearance).min(0.03)
+            } else {
+                step
+            };
+        }
+        exit.unwrap_or(max)
+    }
+
+    /// Pushes `p` out of the proxy union to at least `clearance` along the union's gradient.
+    pub(super) fn push_out(&self, mut p: Vec3, clearance: f32) -> Vec3 {
+        for _ in 0..12 {
+            let d = self.sdf(p);
+            if d >= clearance {
+                break;
+            }
+            let e = 0.001;
+            let g = Vec3::new(
+                self.sdf(p + Vec3::X * e) - self.sdf(p - Vec3::X * e),
+                self.sdf(p + Vec3::Y * e) - self.sdf(p - Vec3::Y * e),
+                self.sdf(p + Vec3::Z * e) - self.sdf(p - Vec3::Z * e),
+            );
+            let n = g.try_normalize().unwrap_or(self.forward);
+            p += n * (clearance - d + 1e-4);
+        }
+        p
+    }
+
+    /// Moves `p` along the unit `dir` until it is outside the proxy union by `clearance`
+    /// (at most 0.6 m; then along the gradient as a last resort).
+    pub(super) fn push_out_along(&self, p: Vec3, dir: Vec3, clearance: f32) -> Vec3 {
+        let mut s = 0.0;
+        while s < 0.6 {
+            let d = self.sdf(p + dir * s);
+            if d >= clearance {
+                return p + dir * s;
+            }
+            // Inside, |sdf| bounds the distance to the surface along any direction.
+            s += (clearance - d).clamp(0.001, 0.02);
+        }
+        self.push_out(p, clearance)
+    }
+}
+
+/// Body height scale: the hips' height above the lowest foot joint, m.
+pub(super) fn leg_length(body: &BodyAtRest, garment: &str) -> Result<f32, GarmentError> {
+    let hips = body.joint("Hips", garment)?;
+    let foot = body
+        .joint("LeftFoot", garment)?
+        .y
+        .min(body.joint("RightFoot", garment)?.y);
+    Ok((hips.y - foot).max(0.2))
+}

@@ -1,0 +1,267 @@
+//! The garment library: `cape`, `hakama`, `sash` and `headband`, built against any humanoid whose
+//! bones carry Mixamo names (matched after any prefix, MIXAMO.md; otherwise guessed from the
+//! skeleton's shape or named by the scene file, see [`BoneMap`]), sized from the skeleton and
+//! fitted around the body proxies at the bind pose.
+//!
+//! # How a garment is made
+//! Each garment is a triangle mesh in world space at the bind pose (metres). Shapes are laid out
+//! from joint positions (hips, spine, neck, head, shoulders, knees) and then fitted to the body:
+//! rings (the hakama's waist, the sash, the headband) take their radius per angle from a ray cast
+//! out of the body's axis against the proxy union, plus a clearance; every other particle is
+//! pushed out of the proxies along the union's gradient to the same clearance. So the garments
+//! start outside the body on any character the proxies fit.
+//!
+//! # Pins
+//! Pinned particles are bound to the body like skinned vertices (PHYSICS.md §4 "Attachments"):
+//! each takes the joints and weights of the nearest skin vertex and its bind-space position
+//! (world position at rest mapped back through the blended rest skin matrix, so both Mixamo
+//! unit conventions work). [`PinBinding::targets`] places them with linear blend skinning for
+//! any frame; the scene interpolates the targets over the substeps.
+//!
+//! # Fabric
+//! Each kind has its own [`GarmentParams`] (see [`GarmentKind::fabric`]): a light cotton
+//! headband, a medium cape, a heavier pleated hakama and a stiff obi.
+//!
+//! # Where things live
+//! - here: the kinds ([`GarmentKind`]) and their fabrics, what to build ([`GarmentSpec`]), the
+//!   errors, and [`build_garment`], which lays out a kind's sheet and binds its pins;
+//! - `bones.rs`: the bone map ([`BoneMap`]), which skeleton node plays each humanoid role;
+//! - `fit.rs`: the body at its bind pose ([`BodyAtRest`]) and the measurements a shape is
+//!   fitted with (the proxy union's distance, rays out of the body's axis, push-outs);
+//! - `sweep.rs`: where the limbs go in the rig's clips (arm and limb sweeps), and which skin
+//!   joints are the limbs';
+//! - `pins.rs`: [`PinBinding`], pins bound to the skin and placed on it every frame;
+//! - `sheet.rs`: the mesh a garment is laid out as; `band.rs`: the band with two tails that the
+//!   sash and the headband share, on rings hugging the body;
+//! - `cape.rs`, `hakama.rs`, `sash.rs`, `headband.rs`: each garment's shape.
+
+use crate::cloth::{build, BuildError, Garment, GarmentParams};
+use crate::math::Vec3;
+
+mod band;
+mod bones;
+mod cape;
+mod fit;
+mod hakama;
+mod headband;
+mod pins;
+mod sash;
+mod sheet;
+mod sweep;
+
+pub use bones::{has_bones, BoneMap, HUMANOID_BONES};
+pub use fit::BodyAtRest;
+pub use pins::PinBinding;
+
+/// Why a garment could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum GarmentError {
+    #[error("garment '{garment}' needs bone '{bone}' (matched by name after any Mixamo prefix)")]
+    MissingBone { garment: String, bone: String },
+    #[error("unknown garment '{0}' (known: cape, hakama, sash, headband)")]
+    UnknownKind(String),
+    #[error("rig has no skinned mesh to bind pins to")]
+    NoSkin,
+    #[error("the skeleton is not a humanoid the garments fit ({0}); name its bones in the scene file's [bones] table")]
+    NotHumanoid(String),
+    #[error("[bones] maps '{bone}' to node '{node}', which the skeleton does not have")]
+    UnknownNode { bone: String, node: String },
+    #[error("building garment '{0}': {1}")]
+    Build(String, BuildError),
+}
+
+/// The garments of the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GarmentKind {
+    /// Hangs from the shoulders and upper back to the knees.
+    Cape,
+    /// A pleated divided trouser (umanori): two wide legs, each pinned along its half of the
+    /// waist, to mid-calf (no crotch seam: see `hakama.rs`).
+    Hakama,
+    /// An obi around the waist with two tails hanging at the back.
+    Sash,
+    /// A hachimaki around the forehead with two tails at the back of the head.
+    Headband,
+}
+
+impl GarmentKind {
+    pub const ALL: [GarmentKind; 4] = [
+        GarmentKind::Cape,
+        GarmentKind::Hakama,
+        GarmentKind::Sash,
+        GarmentKind::Headband,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GarmentKind::Cape => "cape",
+            GarmentKind::Hakama => "hakama",
+            GarmentKind::Sash => "sash",
+            GarmentKind::Headband => "headband",
+        }
+    }
+
+    /// The fabric of each kind. Stiffnesses are N/m per spring, densities kg/m² (see
+    /// [`GarmentParams`] for ranges); values the substep cannot carry are softened by the engine.
+    pub fn fabric(self) -> GarmentParams {
+        match self {
+            // Medium wool-cotton: drapes, swings with the turn.
+            GarmentKind::Cape => GarmentParams {
+                k_structural: 60.0,
+                k_shear: 40.0,
+                k_bend: 6.0,
+                area_density: 0.25,
+                damping_ratio: 0.15,
+                thickness: 0.003,
+                friction: 0.4,
+            },
+            // Heavier cotton twill with pleats: stiffer bending keeps the folds.
+            GarmentKind::Hakama => GarmentParams {
+                k_structural: 80.0,
+                k_shear: 50.0,
+                k_bend: 10.0,
+                area_density: 0.3,
+                damping_ratio: 0.15,
+                thickness: 0.003,
+                // Low: a kicking knee must lift the skirt by sliding under it, not drag it.
+                friction: 0.2,
+            },
+            // A stiff silk obi.
+            GarmentKind::Sash => GarmentParams {
+                k_structural: 80.0,
+                k_shear: 60.0,
+                k_bend: 12.0,
+                area_density: 0.35,
+                damping_ratio: 0.2,
+                thickness: 0.003,
+                friction: 0.6,
+            },
+            // Light cotton: the tails flutter.
+            GarmentKind::Headband => GarmentParams {
+                k_structural: 40.0,
+                k_shear: 30.0,
+                k_bend: 3.0,
+                area_density: 0.15,
+                damping_ratio: 0.15,
+                thickness: 0.002,
+                friction: 0.5,
+            },
+        }
+    }
+
+    /// Default particle spacing, m.
+    pub fn default_spacing(self) -> f32 {
+        match self {
+            GarmentKind::Cape => 0.015,
+            GarmentKind::Hakama => 0.015,
+            GarmentKind::Sash => 0.015,
+            GarmentKind::Headband => 0.012,
+        }
+    }
+}
+
+impl std::str::FromStr for GarmentKind {
+    type Err = GarmentError;
+    fn from_str(s: &str) -> Result<Self, GarmentError> {
+        match s.to_ascii_lowercase().as_str() {
+            "cape" => Ok(GarmentKind::Cape),
+            "hakama" | "skirt" => Ok(GarmentKind::Hakama),
+            "sash" | "obi" => Ok(GarmentKind::Sash),
+            "headband" | "hachimaki" => Ok(GarmentKind::Headband),
+            _ => Err(GarmentError::UnknownKind(s.to_string())),
+        }
+    }
+}
+
+/// One garment to build: its kind, resolution and fabric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GarmentSpec {
+    pub kind: GarmentKind,
+    /// Particle spacing, m. Range 0.005 … 0.1; default [`GarmentKind::default_spacing`]. Coarser
+    /// is faster (particle count ∝ 1/spacing²).
+    pub spacing: f32,
+    /// Gap kept between the garment's rest shape and the body proxies, m (on top of the
+    /// per-kind layering offset that keeps garments apart). Range 0.001 … 0.05; default 0.006.
+    pub clearance: f32,
+    /// Length scale of the hanging parts (cape, hakama, tails), dimensionless. Range 0.3 … 1.5;
+    /// default 1.
+    pub length: f32,
+    pub fabric: GarmentParams,
+}
+
+impl GarmentSpec {
+    pub fn new(kind: GarmentKind) -> Self {
+        Self {
+            kind,
+            spacing: kind.default_spacing(),
+            clearance: 0.006,
+            length: 1.0,
+            fabric: kind.fabric(),
+        }
+    }
+
+    /// The same garment with `factor` × the default spacing.
+    pub fn coarse(kind: GarmentKind, factor: f32) -> Self {
+        let mut s = Self::new(kind);
+        s.spacing *= factor;
+        s
+    }
+}
+
+/// A built garment with its pins bound to the body.
+#[derive(Clone, Debug)]
+pub struct BuiltGarment {
+    pub kind: GarmentKind,
+    pub garment: Garment,
+    /// UV per particle (u around or across, v down), 0..1.
+    pub uvs: Vec<crate::math::Vec2>,
+    /// Bindings of `garment.pinned`, in that order.
+    pub pins: PinBinding,
+}
+
+/// Builds one garment against the body.
+pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarment, GarmentError> {
+    let mut sheet = match spec.kind {
+        GarmentKind::Cape => cape::shape(body, spec)?,
+        GarmentKind::Hakama => hakama::shape(body, spec)?,
+        GarmentKind::Sash => sash::shape(body, spec)?,
+        GarmentKind::Headband => headband::shape(body, spec)?,
+    };
+    let name = spec.kind.name();
+    // The pinned list must be sorted and unique for the model.
+    sheet.pinned.sort_unstable();
+    sheet.pinned.dedup();
+    let garment = build::mesh(
+        name,
+        &sheet.positions,
+        &sheet.triangles,
+        &sheet.pinned,
+        &spec.fabric,
+    )
+    .map_err(|e| GarmentError::Build(name.into(), e))?;
+    let pin_points: Vec<Vec3> = garment
+        .pinned
+        .iter()
+        .map(|&i| garment.rest[i as usize])
+        .collect();
+    let pins = match spec.kind {
+        // A waistband is tied round the trunk: on a rig whose hands hang by the hips
+        // (CesiumMan) the nearest skin is often the forearm's or the hand's, and a pin bound to
+        // it swings with the arm.
+        GarmentKind::Hakama | GarmentKind::Sash => {
+            body.bind_excluding(&pin_points, &body.limb_joints())?
+        }
+        // A cape is tied over the shoulders and the upper back: it must not ride on the upper
+        // arm's skin when the arms swing.
+        GarmentKind::Cape => {
+            body.bind_excluding(&pin_points, &body.joints_under(&["LeftArm", "RightArm"]))?
+        }
+        _ => body.bind(&pin_points)?,
+    };
+    Ok(BuiltGarment {
+        kind: spec.kind,
+        garment,
+        uvs: sheet.uvs,
+        pins,
+    })
+}
