@@ -37,19 +37,20 @@ pub mod export;
 pub mod forces;
 pub mod fused;
 pub mod hash;
+pub mod mass_spring;
 pub mod model;
 pub mod params;
 pub mod scenes;
+pub mod stages;
 pub mod state;
-pub mod step;
 pub mod wet;
+pub mod workspace;
 
 pub use build::{BuildError, GridSpec, Orientation};
 pub use collide::{Collider, Shape};
+pub use mass_spring::step::{step_frame, step_frame_timed, substep, StageTimes, StepStats};
 pub use model::{ClothModel, Garment, SpringKind};
 pub use params::{GarmentParams, Integrator, SimParams, Wind};
 pub use state::ClothState;
-pub use step::{
-    step_frame, step_frame_timed, substep, ClothWorkspace, StabilityReport, StageTimes, StepStats,
-};
 pub use wet::{AdhesionMode, Fabric, Region, WetParams};
+pub use workspace::{ClothWorkspace, StabilityReport};
