@@ -50,7 +50,7 @@ pub use build::{BuildError, GridSpec, Orientation};
 pub use collide::{Collider, Shape};
 pub use mass_spring::step::{step_frame, step_frame_timed, substep, StageTimes, StepStats};
 pub use model::{ClothModel, Garment, SpringKind};
+pub use params::{AdhesionMode, Fabric, Region, WetParams};
 pub use params::{GarmentParams, Integrator, SimParams, Wind};
 pub use state::ClothState;
-pub use wet::{AdhesionMode, Fabric, Region, WetParams};
 pub use workspace::{ClothWorkspace, StabilityReport};

@@ -313,7 +313,7 @@ impl ClothWorkspace {
 
     /// Computes the springs in effect for the substep length of `params` (once per change of
     /// Δt): a garment whose stiffest mode would violate Δt² ω² + 2 Δt γ < 4 (see
-    /// [`forces::stiffness_spectrum`]) has its k and k_d scaled down to
+    /// [`super::model::stiffness_spectrum`]) has its k and k_d scaled down to
     /// `stability_safety` × the bound.
     pub fn prepare(&mut self, model: &ClothModel, params: &SimParams) {
         let dt = params.dt();
