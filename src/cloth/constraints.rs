@@ -304,7 +304,7 @@ struct SpringBlock {
 /// (on a grid, the same run one row on): each run is a range of a few stamp blocks.
 ///
 /// Valid only while nothing else moves the particles: [`ProvotScratch::invalidate`] after any
-/// other stage. The contact rounds (src/cloth/step.rs) use it: between their passes only their
+/// other stage. The contact rounds (src/cloth/mass_spring/step.rs) use it: between their passes only their
 /// re-projection moves particles, and it reports the ones it pushed; so does the `constrain`
 /// stage, whose passes follow each other directly.
 #[derive(Clone, Debug, Default)]
@@ -410,7 +410,7 @@ impl ProvotScratch {
 
 /// [`provot`], also setting `moved[i] = 1` for every particle the pass moved (entries of
 /// particles it did not move are left as they are, so several passes accumulate). `moved` has
-/// one entry per particle. The contact rounds (src/cloth/step.rs) re-project only these
+/// one entry per particle. The contact rounds (src/cloth/mass_spring/step.rs) re-project only these
 /// particles: the others are where the last collision pass left them. Returns the worst
 /// stretch it fixed, as a fraction of the limit length (0 if it moved nothing).
 ///

@@ -10,8 +10,8 @@ use crate::math::Vec3A;
 use super::collide::{self, Collider, Shape};
 use super::constraints;
 use super::forces;
-use super::fused;
 use super::hash::SpatialHash;
+use super::mass_spring::fused;
 use super::model::ClothModel;
 use super::params::SimParams;
 use super::wet;
@@ -231,7 +231,7 @@ pub struct ClothWorkspace {
     /// Which build of the fused band kernel runs (tests pin each; speed only). Default: the
     /// widest the CPU has.
     pub fused_isa: fused::KernelIsa,
-    /// The fused substep's band scratch and double buffers (src/cloth/fused.rs).
+    /// The fused substep's band scratch and double buffers (src/cloth/mass_spring/fused/).
     pub(super) fused: fused::FusedScratch,
 }
 

@@ -9,5 +9,6 @@
 
 pub mod constrain;
 pub mod forces;
+pub mod fused;
 pub mod integrate;
 pub mod step;

@@ -1,5 +1,8 @@
-//! The substep loop. One frame = `substeps` fixed substeps; each substep runs the stages below
-//! in this order, one named function each (ARCHITECTURE.md, style 3):
+//! The mass-spring model's substep order. One frame = `substeps` fixed substeps; each substep
+//! runs the stages below in this order, one named function each (ARCHITECTURE.md, style 3), each
+//! in its own file: `forces`, `integrate`, `constrain` (with `constrain_tracked`, `last_word`) in
+//! this folder, `adhere` (stages/wet.rs), `pins`, `self_collide` (stages/self_collision.rs),
+//! `collide` and `reproject` (stages/collide.rs) shared with any other model:
 //!
 //! ```text
 //! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
@@ -15,10 +18,11 @@
 //! repeat the last two for the particles the deformation limit moves (`contact_rounds`), and a
 //! bounded limit pass ends the substep after them (`last_word`).
 //!
+//! Where the world allows (dry grid garments, few colliders, none of the optional stages), the
+//! same stages run fused into one pass per band of rows ([`super::fused`]), bit-identical.
 //! Building the workspace allocates; stepping does not.
 
 use crate::cloth::collide::Collider;
-use crate::cloth::fused;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
 use crate::cloth::stages::collide::{collide, interpolate_colliders, reproject};
@@ -30,6 +34,7 @@ use crate::cloth::workspace::ClothWorkspace;
 
 use super::constrain::{constrain, constrain_tracked, last_word};
 use super::forces::forces;
+use super::fused;
 use super::integrate::integrate;
 
 /// Counters from the last substep of a frame.
@@ -139,7 +144,7 @@ pub fn substep_timed(
     #[cfg(not(test))]
     let staged = ws.force_staged;
     if !staged && fused::eligible(model, state, colliders, params) {
-        // The same stages in one pass per band of rows (src/cloth/fused.rs), bit-identical.
+        // The same stages in one pass per band of rows (src/cloth/mass_spring/fused/), bit-identical.
         let clock = times.as_ref().map(|_| std::time::Instant::now());
         adhere(model, state, ws, params);
         let adhered = clock.map(|c| c.elapsed().as_secs_f64());

@@ -369,8 +369,9 @@ enum Lists {
 /// that is closer than that at rest).
 ///
 /// In parallel per chunk, each particle's forward half-shell query
-/// ([`SpatialHash::for_each_forward`]) finds each pair once (half the candidates of a full
-/// query); [`fill_lists`] makes the lists; then each list's slack for the skip test.
+/// ([`SpatialHash::for_each_forward`](crate::cloth::hash::SpatialHash::for_each_forward))
+/// finds each pair once (half the candidates of a full query); [`fill_lists`] makes the lists;
+/// then each list's slack for the skip test.
 fn build_lists(model: &ClothModel, state: &ClothState, ws: &mut ClothWorkspace, radius: f32) {
     let cs = model.chunk_size;
     let n = state.x.len();
