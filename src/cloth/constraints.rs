@@ -303,9 +303,9 @@ struct SpringBlock {
 /// first end, so a block's first ends are a short run of particles and its second ends another
 /// (on a grid, the same run one row on): each run is a range of a few stamp blocks.
 ///
-/// Valid only while nothing else moves the particles: [`ProvotScratch::invalidate`] after any
-/// other stage. The contact rounds (src/cloth/mass_spring/step.rs) use it: between their passes only their
-/// re-projection moves particles, and it reports the ones it pushed; so does the `constrain`
+/// Valid only while nothing else moves the particles: [`ProvotScratch::invalidate`] after any other
+/// stage. The contact rounds (src/cloth/mass_spring/step.rs) use it: between their passes only
+/// their re-projection moves particles, and it reports the ones it pushed; so does the `constrain`
 /// stage, whose passes follow each other directly.
 #[derive(Clone, Debug, Default)]
 pub struct ProvotScratch {

@@ -10,9 +10,9 @@
 //!
 //! Where things are (one stage, one file):
 //!
-//! - Data, depending on no module that computes: [`params`] (every tunable, the wet model's included), [`model`]
-//!   (the static world, and the stiffness spectrum the stability clamp is computed from),
-//!   [`state`], [`workspace`] (scratch of every stage; the stability clamp).
+//! - Data, depending on no module that computes: [`params`] (every tunable, the wet model's
+//!   included), [`model`] (the static world, and the stiffness spectrum the stability clamp is
+//!   computed from), [`state`], [`workspace`] (scratch of every stage; the stability clamp).
 //! - Physics kernels, one law each, on slices of the data: [`forces`] (springs, wind),
 //!   [`constraints`] (Provot's limit, tethers), [`collide`] (collider shapes, distance queries,
 //!   Coulomb response), [`wet`] (water uptake, liquid bridges), [`hash`] (spatial hash).

@@ -1,10 +1,10 @@
 //! Every tunable of the cloth engine, with its unit, range and default.
 //!
 //! Two levels: [`GarmentParams`] is the fabric of one garment (stiffness, density, damping,
-//! thickness, friction) and is baked into the [`ClothModel`](super::ClothModel) when the garment
-//! is built; [`SimParams`] is the world (gravity, wind, substeps, integrator, constraint and
-//! collision switches) and is read at every frame. [`WetParams`] (part of [`SimParams`]), [`Fabric`] and [`Region`] are
-//! the wet model's (PHYSICS.md §5; the model itself is `cloth/wet.rs`).
+//! thickness, friction) and is baked into the [`ClothModel`](super::ClothModel) when the garment is
+//! built; [`SimParams`] is the world (gravity, wind, substeps, integrator, constraint and collision
+//! switches) and is read at every frame. [`WetParams`] (part of [`SimParams`]), [`Fabric`] and
+//! [`Region`] are the wet model's (PHYSICS.md §5; the model itself is `cloth/wet.rs`).
 
 use crate::math::{Vec3, Vec3A};
 

@@ -36,8 +36,8 @@ impl StabilityReport {
 
 /// The colliders that may come within reach of one block of particles during the current frame:
 /// every collider whose box swept over the frame overlaps `lo..hi`, the block's box when the list
-/// was made grown by the contact reach plus [`COLLIDE_SKIN`]. Valid while the block's box grown
-/// by the reach stays inside `lo..hi` and the frame (`generation`) is the same.
+/// was made grown by the contact reach plus `COLLIDE_SKIN` (stages/collide.rs). Valid while the
+/// block's box grown by the reach stays inside `lo..hi` and the frame (`generation`) is the same.
 #[derive(Clone, Debug, Default)]
 pub(super) struct BlockList {
     pub(super) generation: u64,
@@ -85,7 +85,7 @@ pub(super) struct ChunkScratch {
     /// The brute-force reference's per-block list (tests only).
     #[cfg(test)]
     pub(super) candidates: Vec<u32>,
-    /// Per block of [`COLLIDE_BLOCK`] particles: its frame-long collider list.
+    /// Per block of `COLLIDE_BLOCK` (stages/collide.rs) particles: its frame-long collider list.
     pub(super) blocks: Vec<BlockList>,
     /// Colliders near one particle in the first collision pass.
     pub(super) near: Vec<u32>,
@@ -103,7 +103,7 @@ pub(super) struct ChunkScratch {
     /// their forward half-shells: each pair once over all chunks).
     pub(super) pairs: Vec<(u32, u32)>,
     /// The pairs this chunk's fast particles found afresh this substep (see
-    /// [`find_fresh_pairs`]).
+    /// `find_fresh_pairs` (stages/self_collision.rs)).
     pub(super) fresh: Vec<(u32, u32)>,
     /// Rebuild test: the two largest squared displacements of this chunk's particles relative
     /// to the common drift, the box of their displacements, and how many moved more than half
@@ -145,9 +145,10 @@ pub struct ClothWorkspace {
     pub(super) nbr_start: Vec<u32>,
     pub(super) nbr: Vec<u32>,
     pub(super) nbr_target: Vec<f32>,
-    /// Per particle: the smallest `distance − target` over its list at the build, m (infinite
-    /// for an empty list). No pair of its list can be in contact while this exceeds the most
-    /// the pair can have closed in since (see [`self_collide`]).
+    /// Per particle: the smallest `distance − target` over its list at the build, m (infinite for
+    /// an empty list). No pair of its list can be in contact while this exceeds the most the pair
+    /// can have closed in since (see
+    /// [`self_collide`](super::stages::self_collision::self_collide)).
     pub(super) nbr_slack: Vec<f32>,
     /// Per particle: its squared displacement since the build relative to the drift the last
     /// rebuild test measured against, m² (zero right after a build; infinite for NaN).
@@ -159,8 +160,8 @@ pub struct ClothWorkspace {
     pub contact_gap: Vec<f32>,
     /// That collider's outward normal (zero if none).
     pub contact_normal: Vec<Vec3A>,
-    /// Positions before [`last_word`]'s pass, of the particles with a contact (`contact_gap`
-    /// finite); the other entries are stale.
+    /// Positions before [`last_word`](super::mass_spring::constrain::last_word)'s pass, of the
+    /// particles with a contact (`contact_gap` finite); the other entries are stale.
     pub(super) last_word_x: Vec<Vec3A>,
     /// That collider's index (`u32::MAX` if none).
     pub contact_collider: Vec<u32>,
@@ -168,8 +169,9 @@ pub struct ClothWorkspace {
     /// added to the penetration depth in the friction law. Zero for dry cloth; the wet stage
     /// writes `F_adh Δt² / m` here so wet cloth resists sliding more (PHYSICS.md §5.6).
     pub extra_normal: Vec<f32>,
-    /// Per particle: 1 if the current contact round's deformation limit moved it (the
-    /// particles [`reproject`] visits), 2 if [`reproject`] then pushed it out, else 0.
+    /// Per particle: 1 if the current contact round's deformation limit moved it (the particles
+    /// [`reproject`](super::stages::collide::reproject) visits), 2 if
+    /// [`reproject`](super::stages::collide::reproject) then pushed it out, else 0.
     pub(super) provot_moved: Vec<u8>,
     /// The contact rounds' record of which limit springs need a visit.
     pub(super) provot: constraints::ProvotScratch,
@@ -209,8 +211,9 @@ pub struct ClothWorkspace {
     pub(super) x_at_list_build: Vec<Vec3A>,
     /// Neighbour-list radius of the last build, m.
     pub(super) list_radius: f32,
-    /// The common displacement the rebuild test measures particle moves against, m: the centre
-    /// of the box of all displacements at the previous test (see [`needs_rebuild`]).
+    /// The common displacement the rebuild test measures particle moves against, m: the centre of
+    /// the box of all displacements at the previous test (see `needs_rebuild`
+    /// (stages/self_collision.rs)).
     pub(super) list_drift: Vec3A,
     /// How many times the self-collision lists were rebuilt (statistics).
     pub list_rebuilds: u64,

@@ -67,11 +67,11 @@ fn provot_passes(
 
 /// [`constrain`] for a contact round: sets `moved[i] = 1` for every particle it moved, 0 for the
 /// others, and returns whether it moved any. On entry `moved` holds the previous round's
-/// [`reproject`] result (2 = pushed out): with `first` false, the deformation limit's passes
-/// visit only the springs near those particles or near its own earlier moves, and skip the
-/// others, which are still within the limit (see [`constraints::ProvotScratch`]; the same
-/// result as visiting them). `first` = the substep's first round, after stages that moved
-/// everything: every spring is visited.
+/// [`reproject`](crate::cloth::stages::collide::reproject) result (2 = pushed out): with `first`
+/// false, the deformation limit's passes visit only the springs near those particles or near its
+/// own earlier moves, and skip the others, which are still within the limit (see
+/// [`constraints::ProvotScratch`]; the same result as visiting them). `first` = the substep's first
+/// round, after stages that moved everything: every spring is visited.
 pub fn constrain_tracked(
     model: &ClothModel,
     state: &mut ClothState,

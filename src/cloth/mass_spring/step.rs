@@ -144,36 +144,8 @@ pub fn substep_timed(
     #[cfg(not(test))]
     let staged = ws.force_staged;
     if !staged && fused::eligible(model, state, colliders, params) {
-        // The same stages in one pass per band of rows (src/cloth/mass_spring/fused/), bit-identical.
-        let clock = times.as_ref().map(|_| std::time::Instant::now());
-        adhere(model, state, ws, params);
-        let adhered = clock.map(|c| c.elapsed().as_secs_f64());
-        let io = fused::FusedIo {
-            garment_scale: &ws.stability.garment_scale,
-            shapes_start: &ws.shapes_start,
-            shapes_end: &ws.shapes_end,
-            bounds: &ws.bounds,
-            prepared_end: &ws.prepared_end,
-            extra_normal: &ws.extra_normal,
-            contact_gap: &mut ws.contact_gap,
-            contact_normal: &mut ws.contact_normal,
-            contact_collider: &mut ws.contact_collider,
-            isa: ws.fused_isa,
-        };
-        let st = fused::substep(model, state, &mut ws.fused, io, params, s, clock.is_some());
-        for (c, sc) in ws.chunks.iter_mut().enumerate() {
-            sc.contacts = if c == 0 { st.contacts } else { 0 };
-            sc.limited = if c == 0 { st.speed_limited } else { 0 };
-        }
-        if let (Some(t), Some(c), Some(a)) = (times, clock, adhered) {
-            // The pass's wall time, split like the bands' summed time in each part.
-            let wall = c.elapsed().as_secs_f64() - a;
-            let sum: f64 = st.secs.iter().sum::<f64>().max(1e-12);
-            t.secs[1] += a;
-            for (k, stage) in [0, 2, 6].into_iter().enumerate() {
-                t.secs[stage] += wall * st.secs[k] / sum;
-            }
-        }
+        // The same stages in one pass per band of rows (mass_spring/fused/), bit-identical.
+        fused_substep(model, state, ws, params, s, times);
         return;
     }
     let mut clock = times.as_ref().map(|_| std::time::Instant::now());
@@ -200,25 +172,79 @@ pub fn substep_timed(
     lap(5);
     #[cfg(test)]
     if ws.brute_force_collide {
-        crate::cloth::stages::collide::collide_brute_force(model, state, ws, params, dt, false);
-        let rounds = contact_rounds(params);
-        for r in 0..rounds {
-            let (moved, provot) = (&mut ws.provot_moved, &mut ws.provot);
-            if !constrain_tracked(model, state, params, moved, provot, r == 0) {
-                lap(6);
-                return;
-            }
-            crate::cloth::stages::collide::collide_brute_force(model, state, ws, params, dt, true);
-        }
-        if rounds > 0 {
-            last_word(model, state, ws, params, dt);
-        }
+        collide_and_rounds_brute_force(model, state, ws, params, dt);
         lap(6);
         return;
     }
     collide(model, state, ws, params, dt);
     contact_rounds_and_last_word(model, state, ws, params, dt);
     lap(6);
+}
+
+/// Substep `s` by the fused pass: stage `adhere` (which does nothing for dry cloth but reset its
+/// records), then [`fused::substep`], its counters put where the staged stages leave theirs.
+fn fused_substep(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    s: u32,
+    times: Option<&mut StageTimes>,
+) {
+    let clock = times.as_ref().map(|_| std::time::Instant::now());
+    adhere(model, state, ws, params);
+    let adhered = clock.map(|c| c.elapsed().as_secs_f64());
+    let io = fused::FusedIo {
+        garment_scale: &ws.stability.garment_scale,
+        shapes_start: &ws.shapes_start,
+        shapes_end: &ws.shapes_end,
+        bounds: &ws.bounds,
+        prepared_end: &ws.prepared_end,
+        extra_normal: &ws.extra_normal,
+        contact_gap: &mut ws.contact_gap,
+        contact_normal: &mut ws.contact_normal,
+        contact_collider: &mut ws.contact_collider,
+        isa: ws.fused_isa,
+    };
+    let st = fused::substep(model, state, &mut ws.fused, io, params, s, clock.is_some());
+    for (c, sc) in ws.chunks.iter_mut().enumerate() {
+        sc.contacts = if c == 0 { st.contacts } else { 0 };
+        sc.limited = if c == 0 { st.speed_limited } else { 0 };
+    }
+    if let (Some(t), Some(c), Some(a)) = (times, clock, adhered) {
+        // The pass's wall time, split like the bands' summed time in each part.
+        let wall = c.elapsed().as_secs_f64() - a;
+        let sum: f64 = st.secs.iter().sum::<f64>().max(1e-12);
+        t.secs[1] += a;
+        for (k, stage) in [0, 2, 6].into_iter().enumerate() {
+            t.secs[stage] += wall * st.secs[k] / sum;
+        }
+    }
+}
+
+/// Stage `collide` and the contact rounds as [`substep_timed`] runs them, with the collide
+/// stage's reference (`collide_brute_force`: every collider scanned) instead of the broad phase.
+#[cfg(test)]
+fn collide_and_rounds_brute_force(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    dt: f32,
+) {
+    use crate::cloth::stages::collide::collide_brute_force;
+    collide_brute_force(model, state, ws, params, dt, false);
+    let rounds = contact_rounds(params);
+    for r in 0..rounds {
+        let (moved, provot) = (&mut ws.provot_moved, &mut ws.provot);
+        if !constrain_tracked(model, state, params, moved, provot, r == 0) {
+            return;
+        }
+        collide_brute_force(model, state, ws, params, dt, true);
+    }
+    if rounds > 0 {
+        last_word(model, state, ws, params, dt);
+    }
 }
 
 /// The contact rounds ([`contact_rounds`]), then, if every round ran (none stopped early for

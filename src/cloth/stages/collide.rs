@@ -118,12 +118,13 @@ pub fn collide(
 /// The contact rounds' collision pass: only the particles the round's deformation limit moved
 /// (`ws.provot_moved`) are pushed back out of the colliders, against the same lists as
 /// [`collide()`], and without friction — friction belongs to the substep's motion, which
-/// [`collide()`] has already charged it for once; applying it again in every round would make
-/// cloth stick more the more rounds it gets (and wet cloth, whose bridges add normal load,
-/// far more). Their contact records and velocities are updated; every other particle is where
-/// the last pass left it, outside every collider, and is not visited (a block of
-/// `COLLIDE_BLOCK` particles none of which moved is skipped whole). Leaves `moved` at 2 for
-/// each particle it pushed and 0 for the others (the next round's [`constrain_tracked`] reads it).
+/// [`collide()`] has already charged it for once; applying it again in every round would make cloth
+/// stick more the more rounds it gets (and wet cloth, whose bridges add normal load, far more).
+/// Their contact records and velocities are updated; every other particle is where the last pass
+/// left it, outside every collider, and is not visited (a block of `COLLIDE_BLOCK` particles none
+/// of which moved is skipped whole). Leaves `moved` at 2 for each particle it pushed and 0 for the
+/// others (the next round's
+/// [`constrain_tracked`](crate::cloth::mass_spring::constrain::constrain_tracked) reads it).
 pub fn reproject(
     model: &ClothModel,
     state: &mut ClothState,
