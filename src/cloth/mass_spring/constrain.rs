@@ -1,6 +1,6 @@
 //! Stage `constrain`: the tethers and Provot's deformation limit (PHYSICS.md §1), the tracked
 //! passes of the contact rounds, and the bounded pass that ends a substep with rounds
-//! ([`last_word`]). The per-spring kernels are in `cloth/constraints.rs`.
+//! (`last_word`). The per-spring kernels are in `cloth/constraints.rs`.
 
 use crate::cloth::constraints;
 use crate::cloth::model::ClothModel;

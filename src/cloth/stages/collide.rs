@@ -2,7 +2,7 @@
 //! static or moving), pushed out to its thickness with Coulomb friction, contact records for the
 //! wet stage, then the velocity (PHYSICS.md §2). Also the contact rounds' re-projection
 //! ([`reproject`]) and the per-substep interpolation of the colliders
-//! ([`interpolate_colliders`]). The shapes, their distance queries and the contact response are
+//! (`interpolate_colliders`). The shapes, their distance queries and the contact response are
 //! in `cloth/collide.rs`; this file is the pass over the cloth: the two-level broad phase, the
 //! clearance records and the parallel chunks.
 
