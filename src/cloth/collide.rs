@@ -505,8 +505,8 @@ impl Collider {
 
 /// A linear broad phase: appends to `out` the indices of the shapes whose bounds, grown by
 /// `margin`, overlap the box `(lo, hi)`. The collide stage itself draws its lists from a BVH over
-/// the colliders' frame-swept boxes (src/cloth/step.rs); this scan is the reference its tests
-/// compare against.
+/// the colliders' frame-swept boxes (src/cloth/stages/collide.rs); this scan is the reference its
+/// tests compare against.
 pub fn broad_phase(
     bounds: &[(Vec3A, Vec3A)],
     lo: Vec3A,

@@ -303,9 +303,9 @@ struct SpringBlock {
 /// first end, so a block's first ends are a short run of particles and its second ends another
 /// (on a grid, the same run one row on): each run is a range of a few stamp blocks.
 ///
-/// Valid only while nothing else moves the particles: [`ProvotScratch::invalidate`] after any
-/// other stage. The contact rounds (src/cloth/step.rs) use it: between their passes only their
-/// re-projection moves particles, and it reports the ones it pushed; so does the `constrain`
+/// Valid only while nothing else moves the particles: [`ProvotScratch::invalidate`] after any other
+/// stage. The contact rounds (src/cloth/mass_spring/step.rs) use it: between their passes only
+/// their re-projection moves particles, and it reports the ones it pushed; so does the `constrain`
 /// stage, whose passes follow each other directly.
 #[derive(Clone, Debug, Default)]
 pub struct ProvotScratch {
@@ -410,7 +410,7 @@ impl ProvotScratch {
 
 /// [`provot`], also setting `moved[i] = 1` for every particle the pass moved (entries of
 /// particles it did not move are left as they are, so several passes accumulate). `moved` has
-/// one entry per particle. The contact rounds (src/cloth/step.rs) re-project only these
+/// one entry per particle. The contact rounds (src/cloth/mass_spring/step.rs) re-project only these
 /// particles: the others are where the last collision pass left them. Returns the worst
 /// stretch it fixed, as a fraction of the limit length (0 if it moved nothing).
 ///
@@ -600,7 +600,7 @@ fn provot_pass<const TRACK: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::scenes::{test_random, two_chunk_cloth};
+    use crate::cloth::scenes::{build_scene, test_random, two_chunk_cloth, SceneOptions};
 
     /// The SIMD group test ([`visit`]) gives bit-identical positions and results to the scalar
     /// loop, for plain and tracked passes, on a stretched cloth of two chunks (crossing springs
@@ -729,5 +729,52 @@ mod tests {
         // Some passes did skip: the last passes left most blocks clean.
         let clean: usize = scratch.ok_at.iter().flatten().filter(|&&t| t != 0).count();
         assert!(clean > 0, "no block was clean");
+    }
+
+    /// With slack τ, the tethers never move a state that Provot's limit τ allows: the triangle
+    /// inequality along each tether's path. A jittered, stretched sheet is first brought within
+    /// the limit by plain passes.
+    #[test]
+    fn tethers_with_the_limit_as_slack_keep_every_state_within_the_limit() {
+        let opts = SceneOptions {
+            n: 12,
+            ..SceneOptions::default()
+        };
+        let scene = build_scene("pinned4", &opts).unwrap();
+        let m = &scene.model;
+        let tau = 0.1;
+        let mut x = m.rest.clone();
+        let mut rnd = test_random(5);
+        for (i, p) in x.iter_mut().enumerate() {
+            if !m.is_pinned(i) {
+                *p = *p * 1.3 + Vec3A::new(rnd(), rnd(), rnd()) * 0.05;
+            }
+        }
+        let w = &scene.state.inv_mass;
+        // Gauss–Seidel converges only asymptotically (and float rounding can keep nudging a
+        // spring that sits on the limit): many passes, then every spring within 10⁻⁵ of it.
+        for _ in 0..5_000 {
+            provot(m, w, tau, &mut x);
+        }
+        let l = &m.limits;
+        let eps = 1e-5;
+        for e in 0..l.len() {
+            let len = x[l.a[e] as usize].distance(x[l.b[e] as usize]);
+            assert!(
+                len <= (1.0 + tau) * (1.0 + eps) * l.rest[e],
+                "spring {e}: {len}"
+            );
+        }
+        let before = x.clone();
+        let mut moved = vec![0u8; m.len()];
+        let slack = (1.0 + tau) * (1.0 + 2.0 * eps) - 1.0;
+        let mut sc = ProvotScratch::default();
+        let any = tethers(m, slack, &mut x, &mut moved, &mut sc);
+        assert!(
+            !any && x == before,
+            "a tether moved a state within the limit"
+        );
+        // Without slack they do pull the stretched sheet in.
+        assert!(tethers(m, 0.0, &mut x, &mut moved, &mut sc));
     }
 }

@@ -1,5 +1,6 @@
-//! Forces: springs with damping projected on the spring, wind per triangle (PHYSICS.md §1), and
-//! the stability bound that decides how stiff a spring the explicit step can carry.
+//! Forces: springs with damping projected on the spring, wind per triangle (PHYSICS.md §1). The
+//! stability bound that decides how stiff a spring the explicit step can carry is computed from
+//! the model ([`super::model::stiffness_spectrum`]).
 //! Gravity is added as an acceleration in the integrator.
 
 use rayon::prelude::*;
@@ -596,66 +597,6 @@ pub fn wind(model: &ClothModel, x: &[Vec3A], v: &[Vec3A], wind: &Wind, time: f32
         f[b] += third;
         f[c] += third;
     }
-}
-
-/// The largest eigenvalues, 1/s² and 1/s, of M⁻¹K and M⁻¹C for one garment's springs at rest
-/// (K: stiffness, C: dashpots, M: dry masses, pins fixed), by power iteration with the
-/// Rayleigh quotient. Explicit (symplectic Euler / Verlet) integration of a mode with
-/// M⁻¹K-eigenvalue ω² and damping rate γ is stable when Δt² ω² + 2 Δt γ < 4 (the roots of
-/// z² − (2 − Δtγ − Δt²ω²) z + (1 − Δtγ) lie in the unit disc); the step uses these two numbers to
-/// clamp springs a time step cannot carry instead of exploding.
-pub fn stiffness_spectrum(model: &ClothModel, particles: std::ops::Range<usize>) -> (f32, f32) {
-    let set = &model.springs;
-    let edges: Vec<usize> = (0..set.len())
-        .filter(|&e| particles.contains(&(set.a[e] as usize)))
-        .collect();
-    let n = particles.len();
-    if n == 0 || edges.is_empty() {
-        return (0.0, 0.0);
-    }
-    let base = particles.start;
-    let free: Vec<f32> = particles
-        .clone()
-        .map(|i| if model.is_pinned(i) { 0.0 } else { 1.0 })
-        .collect();
-    let mass: Vec<f32> = model.mass_dry[particles.clone()].to_vec();
-    let largest = |coef: &[f32]| -> f32 {
-        // Symmetric form A = M^-1/2 K M^-1/2 acting on y = M^1/2 x, so the Rayleigh quotient
-        // is an under-estimate that converges to λ_max from below.
-        let mut y: Vec<Vec3A> = (0..n)
-            .map(|i| {
-                let h = (i as u32).wrapping_mul(2_654_435_761);
-                let s = |k: u32| ((h.rotate_left(k) & 0xFFFF) as f32 / 65535.0) - 0.5;
-                Vec3A::new(s(0), s(11), s(22)) * free[i]
-            })
-            .collect();
-        let mut ay = vec![Vec3A::ZERO; n];
-        let mut lambda = 0.0f32;
-        for _ in 0..60 {
-            let norm = y.iter().map(|v| v.length_squared()).sum::<f32>().sqrt();
-            if norm < 1e-30 {
-                return 0.0;
-            }
-            y.iter_mut().for_each(|v| *v /= norm);
-            ay.fill(Vec3A::ZERO);
-            for &e in &edges {
-                let (a, b) = (set.a[e] as usize - base, set.b[e] as usize - base);
-                let u = (model.rest[b + base] - model.rest[a + base]).normalize_or_zero();
-                let xa = y[a] / mass[a].sqrt();
-                let xb = y[b] / mass[b].sqrt();
-                let f = u * (coef[e] * u.dot(xb - xa));
-                ay[a] += f;
-                ay[b] -= f;
-            }
-            for i in 0..n {
-                ay[i] = -ay[i] / mass[i].sqrt() * free[i];
-            }
-            lambda = y.iter().zip(&ay).map(|(a, b)| a.dot(*b)).sum::<f32>();
-            std::mem::swap(&mut y, &mut ay);
-        }
-        lambda.max(0.0)
-    };
-    (largest(&set.k), largest(&set.kd))
 }
 
 #[cfg(test)]

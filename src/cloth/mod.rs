@@ -8,12 +8,47 @@
 //! Building allocates; [`step_frame`] does not. Results are bit-identical from run to run and
 //! independent of the number of threads (the parallel partition is fixed by the particle count).
 //!
-//! The substep loop and its stages are in [`step`]; self- and garment–garment collision use
-//! per-particle neighbour lists built from the spatial hash ([`hash`]) with a skin and rebuilt
-//! only when particles have moved enough to matter. Springs that a substep cannot carry are
-//! softened and reported ([`StabilityReport`]) instead of exploding; a speed limit is the last
-//! safety net. The benchmark scene `drop` and the homework's scenes are in [`scenes`]; `drape
-//! scene NAME` and `drape bench cloth` run them.
+//! Where things are (one stage, one file):
+//!
+//! - Data, depending on no module that computes: [`params`] (every tunable, the wet model's
+//!   included), [`model`] (the static world, and the stiffness spectrum the stability clamp is
+//!   computed from), [`state`], [`workspace`] (scratch of every stage; the stability clamp).
+//! - Physics kernels, one law each, on slices of the data: [`forces`] (springs, wind),
+//!   [`constraints`] (Provot's limit, tethers), [`collide`] (collider shapes, distance queries,
+//!   Coulomb response), [`wet`] (water uptake, liquid bridges), [`hash`] (spatial hash).
+//! - The substep's stages, each a pass over the world in its own file: the stages every model
+//!   shares in [`stages`] (`pins`, `wet` = `adhere`, `self_collision`, `collide`), the
+//!   mass-spring model's own in [`mass_spring`] (`forces`, `integrate`, `constrain`), with its
+//!   substep order in [`mass_spring::step`] (read that first) and its fused fast path in
+//!   [`mass_spring::fused`]. A second model (XPBD, PHYSICS.md §7) gets a sibling folder with its
+//!   own `step.rs` and stage files, reusing `stages/`.
+//! - Around the engine: [`build`] (garments from grids and meshes), [`scenes`] (benchmark and
+//!   homework scenes), [`export`] (OBJ/PLY/glTF).
+//!
+//! Self- and garment–garment collision use per-particle neighbour lists built from the spatial
+//! hash with a skin and rebuilt only when particles have moved enough to matter. Springs that a
+//! substep cannot carry are softened and reported ([`StabilityReport`]) instead of exploding; a
+//! speed limit is the last safety net. `drape scene NAME` and `drape bench cloth` run the scenes.
+//!
+//! Module dependencies (`a → b`: a uses b; test modules excepted, they may use any fixture).
+//! No cycles: data depends on data only, kernels on data, stages on data, kernels and the
+//! workspace, the substep order on the stages.
+//!
+//! ```text
+//! params                                   hash      collide (shapes)
+//! model        → params
+//! state        → model
+//! forces       → model, params, constraints (its SIMD check)
+//! constraints  → model
+//! wet          → model, state, params
+//! mass_spring::fused → collide, model, params, state
+//! workspace    → model, params, collide, constraints, forces, hash, wet, mass_spring::fused
+//! stages::{pins, wet, self_collision, collide}     → model, state, params, workspace, kernels
+//! mass_spring::{forces, integrate, constrain}     → model, state, params, workspace, kernels
+//! mass_spring::step → the stages above, mass_spring::fused, workspace, model, params, state
+//! build → model, params      export → model, collide
+//! scenes → build, model, params, state, collide, workspace, mass_spring::step
+//! ```
 //!
 //! ```no_run
 //! use drape::cloth::*;
@@ -35,21 +70,22 @@ pub mod collide;
 pub mod constraints;
 pub mod export;
 pub mod forces;
-pub mod fused;
 pub mod hash;
+pub mod mass_spring;
 pub mod model;
 pub mod params;
 pub mod scenes;
+pub mod stages;
 pub mod state;
-pub mod step;
 pub mod wet;
+pub mod workspace;
 
 pub use build::{BuildError, GridSpec, Orientation};
 pub use collide::{Collider, Shape};
+pub use mass_spring::fused;
+pub use mass_spring::step::{step_frame, step_frame_timed, substep, StageTimes, StepStats};
 pub use model::{ClothModel, Garment, SpringKind};
+pub use params::{AdhesionMode, Fabric, Region, WetParams};
 pub use params::{GarmentParams, Integrator, SimParams, Wind};
 pub use state::ClothState;
-pub use step::{
-    step_frame, step_frame_timed, substep, ClothWorkspace, StabilityReport, StageTimes, StepStats,
-};
-pub use wet::{AdhesionMode, Fabric, Region, WetParams};
+pub use workspace::{ClothWorkspace, StabilityReport};

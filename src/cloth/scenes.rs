@@ -7,10 +7,11 @@ use crate::math::{Vec3, Vec3A};
 
 use super::build::{self, GridSpec, Orientation};
 use super::collide::{Collider, Shape};
+use super::mass_spring::step::{step_frame, StepStats};
 use super::model::{ClothModel, Garment};
 use super::params::{GarmentParams, Integrator, SimParams, Wind};
 use super::state::ClothState;
-use super::step::{step_frame, ClothWorkspace, StepStats};
+use super::workspace::ClothWorkspace;
 
 /// Names accepted by [`build_scene`].
 pub const SCENE_NAMES: [&str; 8] = [

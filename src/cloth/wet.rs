@@ -11,7 +11,7 @@
 //! Units are SI. The paper's CGS constants are converted here (1 dyn/cm = 1e-3 N/m, 1 cm =
 //! 1e-2 m, 1 g = 1e-3 kg).
 //!
-//! How it plugs into the step: the substep stage `adhere` (src/cloth/step.rs) calls
+//! How it plugs into the step: the substep stage `adhere` (src/cloth/stages/wet.rs) calls
 //! [`adhere`], which reads the contact records (gap, collider normal) that the previous
 //! collision pass left in the workspace and the self-collision neighbour lists, and adds the
 //! adhesion forces to the force accumulator before integration. Friction sees the adhesion
@@ -22,98 +22,17 @@
 
 use rayon::prelude::*;
 
-use crate::math::{Vec3, Vec3A};
+use crate::math::Vec3A;
 
 use super::model::ClothModel;
 use super::state::ClothState;
 
+// The wet model's parameters are data (params.rs); re-exported here, where they were first.
+pub use super::params::{AdhesionMode, Fabric, Region, WetParams, WATER_SURFACE_TENSION};
+
 /// Standard gravity, m/s², used for the adhesion cap `k_cap · m · g` (a fixed reference, so the
 /// cap does not vanish in a zero-gravity scene).
 pub const G0: f32 = 9.806_65;
-
-/// Surface tension of water at 20 °C, N/m (72.75 dyn/cm; the paper prints 75.75 dyn/cm,
-/// evidently a transposition, PHYSICS.md §5).
-pub const WATER_SURFACE_TENSION: f32 = 0.072_75;
-
-/// A fabric's water uptake: `A(t) = B (1 − e^(−c t))`, t in minutes (Park & Byun 2019,
-/// Eqs. 3–4, with the constants of their Table 1 as PHYSICS.md §5 lists them).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fabric {
-    pub name: &'static str,
-    /// B: water held at saturation, g of water per g of dry fabric. Range 0 … 5.
-    pub saturation: f32,
-    /// c: uptake rate, 1/min. Range > 0.
-    pub rate_per_min: f32,
-}
-
-impl Fabric {
-    /// Cotton: B = 0.84, c = 8.884 /min.
-    pub const COTTON: Fabric = Fabric {
-        name: "cotton",
-        saturation: 0.84,
-        rate_per_min: 8.884,
-    };
-    /// Coarse wool: B = 1.24, c = 4.8936 /min.
-    pub const COARSE_WOOL: Fabric = Fabric {
-        name: "coarse-wool",
-        saturation: 1.24,
-        rate_per_min: 4.8936,
-    };
-    /// High-absorption fabric: B = 2.492, c = 3.3803 /min.
-    pub const HIGH_ABSORPTION: Fabric = Fabric {
-        name: "high-absorption",
-        saturation: 2.492,
-        rate_per_min: 3.3803,
-    };
-    /// The three presets.
-    pub const ALL: [Fabric; 3] = [Self::COTTON, Self::COARSE_WOOL, Self::HIGH_ABSORPTION];
-
-    /// A preset by name (`cotton`, `coarse-wool`/`wool`, `high-absorption`/`high`).
-    pub fn by_name(name: &str) -> Option<Fabric> {
-        match name.to_ascii_lowercase().as_str() {
-            "cotton" => Some(Self::COTTON),
-            "coarse-wool" | "wool" => Some(Self::COARSE_WOOL),
-            "high-absorption" | "high" => Some(Self::HIGH_ABSORPTION),
-            _ => None,
-        }
-    }
-
-    /// Water absorbed after `seconds` of wetting from dry, g/g: `B (1 − e^(−c t/60))`.
-    pub fn absorbed_after(&self, seconds: f32) -> f32 {
-        self.saturation * (1.0 - (-self.rate_per_min * seconds.max(0.0) / 60.0).exp())
-    }
-
-    /// One wetting step of `dt` seconds from `a` g/g: `a + (B − a)(1 − e^(−c Δt/60))`
-    /// (PHYSICS.md §5; the per-vertex form of Eq. 4, so every vertex can start wetting at its
-    /// own time). Never lowers `a` (a fabric wetter than B stays as wet).
-    pub fn absorb(&self, a: f32, dt: f32) -> f32 {
-        let room = (self.saturation - a).max(0.0);
-        a + room * (1.0 - (-self.rate_per_min * dt.max(0.0) / 60.0).exp())
-    }
-}
-
-/// Where water reaches the cloth.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Region {
-    /// Every particle.
-    All,
-    /// Particles below a water level (y < `level`, m): dipping a hem in a pond.
-    Below { level: f32 },
-    /// Particles inside a sphere (m): a spray or a bucket's splash.
-    Sphere { centre: Vec3, radius: f32 },
-}
-
-impl Region {
-    pub fn contains(&self, x: Vec3A) -> bool {
-        match *self {
-            Region::All => true,
-            Region::Below { level } => x.y < level,
-            Region::Sphere { centre, radius } => {
-                x.distance_squared(Vec3A::from(centre)) <= radius * radius
-            }
-        }
-    }
-}
 
 /// Wets the particles inside `region` for `seconds` with `fabric`'s saturation law, mass
 /// following (velocity kept). Call it once for a soak, or every frame with the frame time for
@@ -169,149 +88,6 @@ pub fn dry(model: &ClothModel, state: &mut ClothState, rate_per_s: f32, seconds:
 /// Total current mass of the cloth, kg.
 pub fn total_mass(state: &ClothState) -> f64 {
     state.mass.iter().map(|&m| m as f64).sum()
-}
-
-/// How adhesion is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum AdhesionMode {
-    /// No adhesion: wet cloth is only heavier.
-    Off,
-    /// Park & Byun's per-vertex liquid bridges: each contact vertex gets the force of its own
-    /// bridge at its own gap.
-    #[default]
-    PerVertex,
-    /// The earlier area-based model: one bridge force from the total wetted contact area at
-    /// the mean gap, spread evenly over every vertex over the contact region (those within
-    /// [`WetParams::area_region`] of a collider), for comparison. It knows the contact area,
-    /// not each vertex's gap, so a vertex lifted by a wrinkle inside the patch is pulled like
-    /// one lying flat: the patch is glued flat (Park & Byun's Fig 5 contrast).
-    AreaBased,
-}
-
-impl std::str::FromStr for AdhesionMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "off" | "none" => Ok(Self::Off),
-            "vertex" | "per-vertex" => Ok(Self::PerVertex),
-            "area" | "area-based" => Ok(Self::AreaBased),
-            _ => Err(format!(
-                "unknown adhesion mode '{s}' (expected off, vertex or area)"
-            )),
-        }
-    }
-}
-
-/// The wet model's parameters (PHYSICS.md §5). They act only on particles with water in them
-/// (`ClothState::wet ≥ min_wetness`); a dry cloth is stepped exactly as without them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WetParams {
-    /// Adhesion model. Default [`AdhesionMode::PerVertex`].
-    pub adhesion: AdhesionMode,
-    /// Self-adhesion between non-neighbouring wet particles (one garment or two). It reuses the
-    /// self-collision neighbour lists, so it needs `SimParams::self_collision` on. Default true.
-    pub self_adhesion: bool,
-    /// γ, surface tension of the liquid, N/m. Range 0 … 0.1. Default 0.07275 (water, 20 °C;
-    /// the paper's 75.75 dyn/cm read as 72.75).
-    pub surface_tension: f32,
-    /// r, contact radius of a vertex's bridge, m; `None` = half the local particle spacing
-    /// (√(vertex area) / 2), the paper's 0.5 cm at 1 cm spacing. Range 1e-4 … 0.05.
-    /// Default `None`.
-    pub bridge_radius: Option<f32>,
-    /// h_max, gap beyond which a bridge breaks, m (paper: 0.1 cm). Range 1e-5 … 0.01.
-    /// Default 0.001.
-    pub h_max: f32,
-    /// h_min, the fully-adhered bridge height, m: smaller gaps are treated as h_min (PHYSICS.md
-    /// §5, **chosen** ~0.05–0.1 mm). Range 1e-6 … h_max. Default 1e-4.
-    pub h_min: f32,
-    /// θ_min, contact angle at h_min, degrees (paper: ~0.001°, fully adhered); θ rises linearly
-    /// to 90° at h_max (the paper's algorithm section). Range 0 … 90. Default 0.001.
-    pub theta_min_deg: f32,
-    /// s, the scene's adhesion scale (paper: 1 … 3). Dimensionless, range 0 … 10. Default 1.
-    pub scale: f32,
-    /// k_cap: no vertex's bridge to a collider (and no self-adhesion pair) pulls with more than
-    /// k_cap · m · g (PHYSICS.md §5, **chosen**; uncapped a bridge at h_min pulls ~600× the
-    /// weight of a 0.18 g vertex). Dimensionless, range 0 … 100. Default 20.
-    pub cap: f32,
-    /// Water below which a particle holds no bridge, g/g. Range 0 … 1. Default 0.01.
-    pub min_wetness: f32,
-    /// Area-based mode only: depth of the contact region, m. The area model's force is a
-    /// pressure over the wetted contact area (Wang & Xiao's model, which Park & Byun compare
-    /// against, treats the patch as one sealed film); it has no per-vertex bridge that could
-    /// break, so it acts on every wet vertex over the patch, including those a wrinkle lifts
-    /// above h_max: here, every vertex within this distance of a collider. **Chosen**: two
-    /// particle spacings of the paper's 1 cm grid, the height of the folds a dropped cloth
-    /// makes. Range h_max … 0.05. Default 0.02.
-    pub area_region: f32,
-}
-
-impl Default for WetParams {
-    fn default() -> Self {
-        Self {
-            adhesion: AdhesionMode::PerVertex,
-            self_adhesion: true,
-            surface_tension: WATER_SURFACE_TENSION,
-            bridge_radius: None,
-            h_max: 0.001,
-            h_min: 1e-4,
-            theta_min_deg: 0.001,
-            scale: 1.0,
-            cap: 20.0,
-            min_wetness: 0.01,
-            area_region: 0.02,
-        }
-    }
-}
-
-impl WetParams {
-    /// The contact angle θ(h), radians: θ_min at h ≤ h_min, rising linearly to 90° at h_max.
-    pub fn contact_angle(&self, h: f32) -> f32 {
-        let (lo, hi) = self.heights();
-        let t = ((h - lo) / (hi - lo)).clamp(0.0, 1.0);
-        let t_min = self.theta_min_deg.clamp(0.0, 90.0).to_radians();
-        t_min + t * (std::f32::consts::FRAC_PI_2 - t_min)
-    }
-
-    /// (h_min, h_max) made consistent: 0 < h_min < h_max.
-    fn heights(&self) -> (f32, f32) {
-        let hi = self.h_max.max(1e-7);
-        let lo = self.h_min.clamp(1e-8, 0.999 * hi);
-        (lo, hi)
-    }
-
-    /// The liquid-bridge force, N (attraction positive), of a bridge of contact radius `r` (m)
-    /// over a gap `h` (m), unscaled and uncapped (Park & Byun 2019 Eq. 5, after Maxwell's
-    /// capillary force between two plates):
-    ///
-    /// `F = π r² γ (1/R1 − 1/R2) + 2π r γ sin θ`, `R1 = h / (cos θ_a + cos θ_b)`, `R2 ≈ r`,
-    ///
-    /// with h → max(h, h_min), both contact angles θ(h), and zero beyond h_max (the bridge has
-    /// broken). Never negative (near h_max the Laplace term turns slightly repulsive but the rim
-    /// term outweighs it; the max guards odd parameter choices).
-    pub fn bridge_force(&self, r: f32, h: f32) -> f32 {
-        let (lo, hi) = self.heights();
-        if h > hi || r <= 0.0 {
-            return 0.0;
-        }
-        let h = h.max(lo);
-        let theta = self.contact_angle(h);
-        let (sin, cos) = theta.sin_cos();
-        let g = self.surface_tension.max(0.0);
-        let pi = std::f32::consts::PI;
-        let laplace = pi * r * r * g * (2.0 * cos / h - 1.0 / r);
-        let rim = 2.0 * pi * r * g * sin;
-        (laplace + rim).max(0.0)
-    }
-
-    /// Extra distance beyond a particle's thickness within which the collision pass must
-    /// record contacts for adhesion, m.
-    pub fn contact_margin(&self) -> f32 {
-        match self.adhesion {
-            AdhesionMode::Off => 0.0,
-            AdhesionMode::PerVertex => self.heights().1,
-            AdhesionMode::AreaBased => self.heights().1.max(self.area_region.min(0.05)),
-        }
-    }
 }
 
 /// Per-particle data of the wet stage that depends on the model only, plus its counters.
