@@ -116,7 +116,7 @@ impl Default for SceneConfig {
                 provot_tolerance: 0.01,
                 tether_slack: Some(0.05),
                 // A kicking leg drapes the hakama over thigh and shin at once: alternate the
-                // deformation limit and collision three more times per substep (cloth::step).
+                // deformation limit and collision three more times per substep (cloth::mass_spring::step).
                 // Two left a hakama spring of the roundhouse kick at 112.1 % of rest (the limit
                 // is 112 %) once the clip ran on the scene's clock (tests/scene.rs).
                 contact_rounds: 3,

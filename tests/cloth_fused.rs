@@ -1,4 +1,4 @@
-//! The fused substep (src/cloth/fused.rs) against the staged one: the same world stepped both
+//! The fused substep (src/cloth/mass_spring/fused/) against the staged one: the same world stepped both
 //! ways must end every frame with the very same bits in positions, previous positions,
 //! velocities, contact records and counters, whatever the thread count.
 

@@ -99,7 +99,7 @@ pub struct ClothArgs {
     #[arg(long)]
     pub wet: bool,
     /// Force the staged substep (one pass per stage) where the fused one would run, for
-    /// comparison (src/cloth/fused.rs).
+    /// comparison (src/cloth/mass_spring/fused/).
     #[arg(long)]
     pub staged: bool,
 }

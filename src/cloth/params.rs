@@ -169,7 +169,7 @@ pub struct SimParams {
     /// Extra `constrain` → `collide` rounds after each substep's `collide`, count. Range 0 … 8.
     /// Default 0 (the engine's plain stage order, which the `drop` benchmark is defined with);
     /// the dressed character ([`crate::scene::SceneConfig`]) uses 3, which keeps cloth draped
-    /// over a fast limb within Provot's limit — see `cloth::step`'s `contact_rounds`. A round
+    /// over a fast limb within Provot's limit — see `cloth::mass_spring::step`'s `contact_rounds`. A round
     /// re-projects only the particles the limit moved, without friction, so wet cloth gets them
     /// too.
     pub contact_rounds: u32,
@@ -202,7 +202,7 @@ pub struct SimParams {
     /// under its 2 h ring (8 neighbours, as with 1.6 h), and the garments (t = 3 mm at 15 mm
     /// spacing) 14.7 mm, under their spacing. Measured on `drop` N = 100: 592 rebuilds in 7,680
     /// substeps against 849 with the old default 2 (529 with the box-centre drift of
-    /// `cloth::step`'s rebuild test); on the dressed roundhouse kick 1,309 in 1,920 against
+    /// `cloth::stages::self_collision`'s rebuild test); on the dressed roundhouse kick 1,309 in 1,920 against
     /// 1,554: there limbs move garments apart faster than any global skin allows (a per-particle
     /// rebuild test would be needed).
     pub self_skin: f32,
