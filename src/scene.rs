@@ -546,7 +546,8 @@ impl Scene {
 /// A scene file (TOML). Example:
 ///
 /// ```toml
-/// rig = "ninja"            # or a path to a .glb/.gltf, relative to the file
+/// rig = "ninja"            # or a path to a .glb/.gltf/.fbx, relative to the file
+/// clips = ["Punch.fbx"]    # optional: clips put on the rig by bone name, named by file stem
 /// clip = "roundhouse_kick" # optional: the first clip otherwise
 /// skinning = "dqs"         # lbs | dqs | cor
 /// substeps = 16

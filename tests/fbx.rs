@@ -591,3 +591,36 @@ fn cli_pose_info_and_clips_from() {
     assert!(max_diff(&v, &want) < 2e-4, "{}", max_diff(&v, &want));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn scene_file_rig_and_clips_keys_take_fbx() {
+    let dir = std::env::temp_dir().join(format!("drape_fbx_scene_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ninja = drape::ninja::build().unwrap().rig;
+    std::fs::write(
+        dir.join("ninja.fbx"),
+        to_fbx(&ninja, &FbxWriteOptions::default()).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("punch.fbx"),
+        clip_only(&ninja, &ninja.clips[2].name),
+    )
+    .unwrap();
+    let scene = dir.join("dressed.toml");
+    std::fs::write(
+        &scene,
+        "rig = \"ninja.fbx\"\nclips = [\"punch.fbx\"]\nclip = \"punch\"\n",
+    )
+    .unwrap();
+    let file = drape::scene::SceneFile::load(&scene).unwrap();
+    let rig = file.load_rig(Some(&dir)).unwrap();
+    assert!(rig.clip("punch").is_some());
+    assert!(
+        rig.warnings.iter().any(|w| w.contains("Ponytail")),
+        "{:?}",
+        rig.warnings
+    );
+    assert_eq!(rig.clips.len(), ninja.clips.len() + 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -38,7 +38,7 @@ pub struct Args {
     /// Output .glb.
     #[arg(long, default_value = "baked.glb")]
     pub out: PathBuf,
-    /// Rig (`ninja` or a glTF path) when no scene file is given.
+    /// Rig (`ninja` or a glTF/FBX path) when no scene file is given.
     #[arg(long, default_value = "ninja")]
     pub rig: String,
     /// Clip when no scene file is given (default: the rig's first).

@@ -9,8 +9,9 @@
 //!   (`GlobalSettings` Up/Front/Coord axis) to glTF's Y-up, +Z-front and its unit
 //!   (`UnitScaleFactor` centimetres) to metres. A model's local transform is the FBX SDK's
 //!   `T · Roff · Rp · Rpre · R · Rpost⁻¹ · Rp⁻¹ · Soff · Sp · S · Sp⁻¹`, with `R` composed in the
-//!   model's `RotationOrder` and `Rpre`/`Rpost` (always XYZ) honoured only when `RotationActive`
-//!   is set — the rules Blender's FBX importer follows. The result is stored as TRS.
+//!   model's `RotationOrder`, and `Rpre`/`Rpost` (always in XYZ order, as in the FBX SDK)
+//!   honoured only when `RotationActive` is set, as Blender's FBX importer does. The result is
+//!   stored as TRS.
 //! - **Geometry** control points are the mesh's vertices, in file order, nothing split or merged;
 //!   polygons (negative index = last vertex of a polygon) are fanned into triangles. Normals and
 //!   UVs (layer 0) are per polygon vertex in most files; each control point gets the average
@@ -19,7 +20,7 @@
 //! - **Skin** deformers become skins: one joint per `Cluster` (weighted or not), inverse bind
 //!   `TransformLink⁻¹ · Transform`, so that a vertex is placed at
 //!   `world(link) · TransformLink⁻¹ · Transform · v` as the FBX SDK skins it. Control points no
-//!   cluster weights follow the mesh's own model.
+//!   cluster weighs follow the mesh's own model.
 //! - **Animation stacks** with curves become clips named like the stack (`mixamo.com`); empty
 //!   stacks (Mixamo's `Take 001`) are skipped. Each animated model is evaluated at the union of
 //!   its curves' key times (FBX ticks, 46,186,158,000 per second; curves interpolated linearly in
@@ -618,6 +619,16 @@ pub fn build(doc: &Document, label: &str, opts: &LoadOptions) -> Result<Rig, Str
                         mo.name, fx.renormalised, fx.worst_sum
                     ));
                 }
+                // The skin's skeleton root: its shallowest bone.
+                let depth = |mut n: u32| {
+                    let mut d = 0;
+                    while let Some(p) = skeleton.parents[n as usize] {
+                        n = p;
+                        d += 1;
+                    }
+                    d
+                };
+                skin.skeleton_root = skin.joints.iter().copied().min_by_key(|&j| depth(j));
                 mesh.skin = Some(skins.len() as u32);
                 skins.push(skin);
             }
