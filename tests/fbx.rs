@@ -463,7 +463,7 @@ fn bad_files_are_errors_naming_the_file() {
         decode_textures: false,
         ..Default::default()
     };
-    for i in (27..good.len()).step_by(good.len() / 150) {
+    for i in (27..good.len()).step_by(good.len() / 40) {
         let mut b = good.clone();
         b[i] ^= 0x5a;
         let _ = load_rig_from_slice(&b, None, "corrupt.fbx", &geometry_only);
@@ -623,4 +623,51 @@ fn scene_file_rig_and_clips_keys_take_fbx() {
     );
     assert_eq!(rig.clips.len(), ninja.clips.len() + 1);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_meshes_on_the_same_bones_share_one_skin() {
+    let mut f = Fbx::new(7400);
+    let hips = f.model(
+        "mixamorig:Hips",
+        "LimbNode",
+        0,
+        vec![p3("Lcl Translation", [0.0, 100.0, 0.0])],
+    );
+    let head = f.model(
+        "mixamorig:Head",
+        "LimbNode",
+        hips,
+        vec![p3("Lcl Translation", [0.0, 60.0, 0.0])],
+    );
+    let tri: &[&[i32]] = &[&[0, 1, 2]];
+    let pts = [[0.0, 100.0, 0.0], [10.0, 100.0, 0.0], [0.0, 160.0, 0.0]];
+    let (_, g1) = f.mesh("Body", 0, &pts, tri);
+    let (_, g2) = f.mesh("Visor", 0, &pts, tri);
+    let bind = |y: f64| DMat4::from_translation(DVec3::new(0.0, y, 0.0));
+    let s1 = f.skin(g1);
+    f.cluster(
+        s1,
+        hips,
+        Some((&[0, 1], &[1.0, 1.0])),
+        DMat4::IDENTITY,
+        bind(100.0),
+    );
+    f.cluster(s1, head, Some((&[2], &[1.0])), DMat4::IDENTITY, bind(160.0));
+    let s2 = f.skin(g2);
+    f.cluster(
+        s2,
+        head,
+        Some((&[0, 1, 2], &[1.0, 1.0, 1.0])),
+        DMat4::IDENTITY,
+        bind(160.0),
+    );
+    let rig = load(&f.bytes(true), "two.fbx");
+    assert_eq!(rig.skins.len(), 1);
+    assert_eq!(rig.meshes[1].skin, Some(0));
+    let head_node = rig.skeleton.find("Head").unwrap() as u32;
+    let slot = rig.meshes[1].joints[0][0] as usize;
+    assert_eq!(rig.skins[0].joints[slot], head_node);
+    let p = posed(&rig, None, 0.0);
+    assert!((p[5] - Vec3::new(0.0, 1.6, 0.0)).length() < 1e-6);
 }

@@ -629,8 +629,22 @@ pub fn build(doc: &Document, label: &str, opts: &LoadOptions) -> Result<Rig, Str
                     d
                 };
                 skin.skeleton_root = skin.joints.iter().copied().min_by_key(|&j| depth(j));
-                mesh.skin = Some(skins.len() as u32);
-                skins.push(skin);
+                // Meshes bound to the same bones with the same bind matrices share one skin (as
+                // in a glTF export), so body proxies and garments see every mesh of the body.
+                match merge_skin(&mut skins, &skin) {
+                    Some((index, remap)) => {
+                        for j in mesh.joints.iter_mut().chain(mesh.joints1.iter_mut()) {
+                            for v in j.iter_mut() {
+                                *v = remap[*v as usize];
+                            }
+                        }
+                        mesh.skin = Some(index as u32);
+                    }
+                    None => {
+                        mesh.skin = Some(skins.len() as u32);
+                        skins.push(skin);
+                    }
+                }
             }
         }
         meshes.push(mesh);
@@ -796,6 +810,47 @@ pub fn build(doc: &Document, label: &str, opts: &LoadOptions) -> Result<Rig, Str
         clips,
         warnings,
     })
+}
+
+/// Folds `skin` into an existing skin whose shared joints have the same inverse bind matrices
+/// (within 1e-5 relative), appending its other joints. Returns that skin's index and where each
+/// joint slot of `skin` went.
+fn merge_skin(skins: &mut [Skin], skin: &Skin) -> Option<(usize, Vec<u16>)> {
+    'candidates: for (i, s) in skins.iter_mut().enumerate() {
+        let mut remap = Vec::with_capacity(skin.joints.len());
+        let mut extra = Vec::new();
+        for (k, &j) in skin.joints.iter().enumerate() {
+            let ib = skin.inverse_bind[k];
+            match s.joints.iter().position(|&o| o == j) {
+                Some(o) => {
+                    let other = s.inverse_bind[o];
+                    let scale = 1.0
+                        + other
+                            .abs()
+                            .to_cols_array()
+                            .iter()
+                            .fold(0.0f32, |a, &b| a.max(b));
+                    if !ib.abs_diff_eq(other, 1e-5 * scale) {
+                        continue 'candidates;
+                    }
+                    remap.push(o);
+                }
+                None => {
+                    remap.push(s.joints.len() + extra.len());
+                    extra.push((j, ib));
+                }
+            }
+        }
+        if s.joints.len() + extra.len() >= u16::MAX as usize {
+            continue;
+        }
+        for (j, ib) in extra {
+            s.joints.push(j);
+            s.inverse_bind.push(ib);
+        }
+        return Some((i, remap.into_iter().map(|r| r as u16).collect()));
+    }
+    None
 }
 
 fn unique_name(name: &str, seen: &mut BTreeSet<String>) -> String {
