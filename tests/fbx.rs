@@ -671,3 +671,31 @@ fn two_meshes_on_the_same_bones_share_one_skin() {
     let p = posed(&rig, None, 0.0);
     assert!((p[5] - Vec3::new(0.0, 1.6, 0.0)).length() < 1e-6);
 }
+
+#[test]
+fn z_up_files_in_metres_are_turned_to_y_up() {
+    let mut f = Fbx::new(7400);
+    f.global = vec![
+        pi("UpAxis", 2),
+        pi("UpAxisSign", 1),
+        pi("FrontAxis", 1),
+        pi("FrontAxisSign", -1),
+        pi("CoordAxis", 0),
+        pi("CoordAxisSign", 1),
+        fbx_builder::pd("UnitScaleFactor", 100.0),
+    ];
+    f.mesh(
+        "Post",
+        0,
+        &[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, -1.0, 2.0]],
+        &[&[0, 1, 2]],
+    );
+    let rig = load(&f.bytes(false), "zup.fbx");
+    let p = posed(&rig, None, 0.0);
+    // File (x, y, z) with z up and -y to the front → (x, z, -y), already in metres.
+    assert!(
+        (p[2] - Vec3::new(0.0, 2.0, 1.0)).length() < 1e-6,
+        "{}",
+        p[2]
+    );
+}
