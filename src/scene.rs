@@ -546,7 +546,8 @@ impl Scene {
 /// A scene file (TOML). Example:
 ///
 /// ```toml
-/// rig = "ninja"            # or a path to a .glb/.gltf, relative to the file
+/// rig = "ninja"            # or a path to a .glb/.gltf/.fbx, relative to the file
+/// clips = ["Punch.fbx"]    # optional: clips put on the rig by bone name, named by file stem
 /// clip = "roundhouse_kick" # optional: the first clip otherwise
 /// skinning = "dqs"         # lbs | dqs | cor
 /// substeps = 16
@@ -566,8 +567,12 @@ impl Scene {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
-    /// `"ninja"` for the built-in character, or a glTF path (relative to the scene file).
+    /// `"ninja"` for the built-in character, or a glTF/FBX path (relative to the scene file).
     pub rig: Option<String>,
+    /// Files whose clips are put on the rig by bone name (Mixamo "without skin" FBX
+    /// downloads), each clip named after its file's stem; paths relative to the scene file.
+    #[serde(default)]
+    pub clips: Vec<String>,
     pub clip: Option<String>,
     pub skinning: Option<String>,
     pub substeps: Option<u32>,
@@ -618,7 +623,17 @@ impl SceneFile {
 
     /// The rig the file names: the built-in ninja (default) or a glTF file.
     pub fn load_rig(&self, base: Option<&Path>) -> Result<Rig, SceneError> {
-        load_rig_named(self.rig.as_deref().unwrap_or("ninja"), base)
+        let mut rig = load_rig_named(self.rig.as_deref().unwrap_or("ninja"), base)?;
+        for c in &self.clips {
+            let mut p = PathBuf::from(c);
+            if let Some(b) = base.filter(|_| p.is_relative()) {
+                p = b.join(p);
+            }
+            let (_, warnings) =
+                crate::asset::fbx::load_clips_from(&mut rig, &p, &Default::default())?;
+            rig.warnings.extend(warnings);
+        }
+        Ok(rig)
     }
 
     /// The configuration the file describes (defaults where it is silent).

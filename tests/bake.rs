@@ -358,6 +358,7 @@ fn bake_refuses_to_overwrite_without_force() {
         out: out.clone(),
         rig: "ninja".into(),
         clip: None,
+        clips_from: Vec::new(),
         seconds: Some(0.1),
         every: 1,
         force: false,

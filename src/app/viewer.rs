@@ -550,6 +550,12 @@ impl Viewer {
     fn load(&mut self, path: Option<PathBuf>) {
         let (rig, name) = match &path {
             Some(p) => match crate::asset::load_rig(p) {
+                // A file with clips and no mesh (Mixamo's "without skin" download): its clips go
+                // on the current character.
+                Ok(r) if r.meshes.is_empty() && !r.clips.is_empty() => {
+                    self.add_clips_from(p, &r);
+                    return;
+                }
                 Ok(r) => (r, p.display().to_string()),
                 Err(e) => {
                     self.message(Level::Error, format!("cannot open {}: {e}", p.display()));
@@ -580,6 +586,54 @@ impl Viewer {
                 Level::Error,
                 format!("cannot show {name}: {e}; keeping {}", self.character),
             )),
+        }
+        for (l, m) in msgs {
+            self.message(l, m);
+        }
+    }
+
+    /// Puts the clips of `donor` (loaded from `path`) on the current character by bone name,
+    /// named after the file's stem, and plays the first one added.
+    fn add_clips_from(&mut self, path: &std::path::Path, donor: &Rig) {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "clip".into());
+        let mut rig = self.base_rig.clone();
+        let (added, warnings) = match crate::asset::fbx::add_clips_from(&mut rig, donor, &stem) {
+            Ok(r) => r,
+            Err(e) => {
+                self.message(
+                    Level::Error,
+                    format!("cannot add the clips of {}: {e}", path.display()),
+                );
+                return;
+            }
+        };
+        let mut msgs: Vec<(Level, String)> =
+            warnings.into_iter().map(|w| (Level::Warning, w)).collect();
+        let previous = self.settings.clip.clone();
+        self.settings.clip = added.first().cloned();
+        match build_scene(&rig, &self.settings, &mut msgs) {
+            Ok(scene) => {
+                self.scene = scene;
+                self.base_rig = rig;
+                self.character_generation += 1;
+                self.scene_generation += 1;
+                self.frame_requested = true;
+                self.after_build();
+                msgs.push((
+                    Level::Info,
+                    format!("added clip {} from {}", added.join(", "), path.display()),
+                ));
+            }
+            Err(e) => {
+                self.settings.clip = previous;
+                msgs.push((
+                    Level::Error,
+                    format!("cannot add the clips of {}: {e}", path.display()),
+                ));
+            }
         }
         for (l, m) in msgs {
             self.message(l, m);

@@ -27,8 +27,10 @@ use crate::skin::SkinMethod;
 /// How to run the window.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// A .glb/.gltf to open; `None`: the built-in ninja.
+    /// A .glb/.gltf/.fbx to open; `None`: the built-in ninja.
     pub character: Option<PathBuf>,
+    /// Files whose clips are put on the character by bone name (`--clips-from`).
+    pub clips_from: Vec<PathBuf>,
     /// Where settings are read and written (none for tests).
     pub settings: SettingsStore,
     /// Inner size of the window, physical pixels.
@@ -113,7 +115,9 @@ fn check_display() -> Result<(), ViewError> {
 pub fn run(opts: Options) -> Result<RunReport, ViewError> {
     check_display()?;
     let (settings, warnings) = opts.settings.load();
-    let rig = crate::cli::load_character(opts.character.as_deref(), &Default::default())
+    let mut rig = crate::cli::load_character(opts.character.as_deref(), &Default::default())
+        .map_err(|e| ViewError::Character(e.to_string()))?;
+    crate::cli::clips_from::add_clips(&mut rig, &opts.clips_from, &Default::default())
         .map_err(|e| ViewError::Character(e.to_string()))?;
     let name = opts
         .character

@@ -8,15 +8,17 @@
 
 pub mod accessor;
 pub mod export;
+pub mod fbx;
 pub mod geometry;
 pub mod glb;
 mod gltf;
+mod load;
 pub mod obj;
 pub mod uri;
 
 use std::path::Path;
 
-pub use self::gltf::{load_rig, load_rig_from_slice, load_rig_with};
+pub use self::load::{load_rig, load_rig_from_slice, load_rig_with};
 
 /// Knobs for [`load_rig_with`]. `LoadOptions::default()` is what [`load_rig`] uses.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,7 +110,7 @@ pub(crate) fn label_of(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-/// Convenience: is this a file name drape can load?
+/// Convenience: is this a glTF file name?
 pub fn is_gltf_path(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase()),

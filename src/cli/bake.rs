@@ -38,12 +38,16 @@ pub struct Args {
     /// Output .glb.
     #[arg(long, default_value = "baked.glb")]
     pub out: PathBuf,
-    /// Rig (`ninja` or a glTF path) when no scene file is given.
+    /// Rig (`ninja` or a glTF/FBX path) when no scene file is given.
     #[arg(long, default_value = "ninja")]
     pub rig: String,
     /// Clip when no scene file is given (default: the rig's first).
     #[arg(long)]
     pub clip: Option<String>,
+    /// Add the clips of this file (a Mixamo "without skin" FBX, …) to --rig, matched by bone
+    /// name and named after its stem. Repeatable; a scene file uses `clips = [...]` instead.
+    #[arg(long = "clips-from", value_name = "FILE")]
+    pub clips_from: Vec<PathBuf>,
     /// Seconds to bake (default: the clip's duration).
     #[arg(long)]
     pub seconds: Option<f32>,
@@ -325,7 +329,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut scene = match &args.scene {
         Some(p) => Scene::from_file(p).map_err(|e| err(&e))?,
         None => {
-            let rig = load_rig_named(&args.rig, None).map_err(|e| err(&e))?;
+            let mut rig = load_rig_named(&args.rig, None).map_err(|e| err(&e))?;
+            super::clips_from::add_clips(&mut rig, &args.clips_from, &Default::default())?;
             let cfg = SceneConfig {
                 clip: args.clip.clone(),
                 ..SceneConfig::default()

@@ -16,8 +16,12 @@ use crate::skin::{CorProgress, SkinMethod, Skinner};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The character (.glb/.gltf); default: the built-in ninja.
+    /// The character (.glb/.gltf/.fbx, found by content); default: the built-in ninja.
     pub file: Option<PathBuf>,
+    /// Add the clips of this file (a Mixamo "without skin" FBX, …), matched by bone name and
+    /// named after its stem: `--clips-from punch.fbx --clip punch`. Repeatable.
+    #[arg(long = "clips-from", value_name = "FILE")]
+    pub clips_from: Vec<PathBuf>,
     /// Clip name, or its index in the file; default: the rest (bind) pose.
     #[arg(long)]
     pub clip: Option<String>,
@@ -44,7 +48,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         decode_textures: false,
         ..Default::default()
     };
-    let rig = load_character(args.file.as_deref(), &opts)?;
+    let mut rig = load_character(args.file.as_deref(), &opts)?;
+    crate::cli::clips_from::add_clips(&mut rig, &args.clips_from, &opts)?;
     for w in &rig.warnings {
         eprintln!("warning: {w}");
     }

@@ -15,6 +15,10 @@ pub struct Args {
     /// Where to write the glb (default rigs/ninja.glb when neither --out nor --sheet is given).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write the ninja as binary FBX (Mixamo's layout: centimetres, Y up, `mixamorig:`
+    /// LimbNodes, a Skin with one Cluster per joint, one `AnimationStack` per clip).
+    #[arg(long)]
+    pub fbx: Option<PathBuf>,
     /// Write a contact sheet PNG of every clip (front and side views).
     #[arg(long)]
     pub sheet: Option<PathBuf>,
@@ -56,9 +60,24 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let ninja = crate::ninja::build().map_err(|e| CliError::new(e.to_string()))?;
     let rig = &ninja.rig;
-    let out = match (&args.out, &args.sheet) {
-        (None, None) => Some(PathBuf::from(crate::ninja::DEFAULT_PATH)),
-        (o, _) => o.clone(),
+    if let Some(path) = &args.fbx {
+        crate::asset::fbx::write_fbx(rig, path, &Default::default())
+            .map_err(|e| CliError::new(e.to_string()))?;
+        println!(
+            "wrote {}: binary FBX 7400, {} vertices, clips: {}",
+            path.display(),
+            rig.vertex_count(),
+            rig.clips
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let out = match (&args.out, &args.sheet, &args.fbx) {
+        (None, None, Some(_)) => None,
+        (None, None, None) => Some(PathBuf::from(crate::ninja::DEFAULT_PATH)),
+        (o, _, _) => o.clone(),
     };
     if let Some(out) = out {
         crate::asset::export::write_glb(rig, &out).map_err(|e| CliError::new(e.to_string()))?;

@@ -14,8 +14,12 @@ use super::CliError;
 
 #[derive(clap::Args, Debug, Default)]
 pub struct Args {
-    /// A .glb/.gltf character to open (default: the built-in ninja).
+    /// A .glb/.gltf/.fbx character to open (default: the built-in ninja).
     pub file: Option<PathBuf>,
+    /// Add the clips of this file (a Mixamo "without skin" FBX, …), matched by bone name and
+    /// named after its stem. Repeatable.
+    #[arg(long = "clips-from", value_name = "FILE")]
+    pub clips_from: Vec<PathBuf>,
     /// Save the frame drawn at --after-frames to this PNG and exit (the world then advances
     /// exactly 1/60 s per frame, so the picture does not depend on the machine's speed).
     #[arg(long)]
@@ -75,6 +79,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let opts = Options {
         character: args.file.clone(),
+        clips_from: args.clips_from.clone(),
         settings: if args.no_settings {
             SettingsStore::none()
         } else {
