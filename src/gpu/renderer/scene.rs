@@ -76,7 +76,7 @@ impl Shading {
 }
 
 /// A set of textures an object samples (base colour map and height map), created with
-/// [`Renderer::create_texture_set`].
+/// [`Renderer::create_texture_set`](super::Renderer::create_texture_set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TextureSetId(pub usize);
 
@@ -275,7 +275,8 @@ pub struct DepthTarget {
     pub view: wgpu::TextureView,
     pub width: u32,
     pub height: u32,
-    /// Samples per pixel; must equal the renderer's [`Renderer::sample_count`].
+    /// Samples per pixel; must equal the renderer's
+    /// [`Renderer::sample_count`](super::Renderer::sample_count).
     pub sample_count: u32,
 }
 
