@@ -1,8 +1,8 @@
 //! Reading and writing assets: glTF in, glTF and OBJ out.
 //!
 //! [`load_rig`] reads a glTF 2.0 file (`.glb`, or `.gltf` with embedded or external buffers and
-//! images) into a [`Rig`](crate::rig::Rig). The JSON is parsed with the `gltf` crate (in `gltf.rs`, the only file that
-//! imports it); every byte of buffer data is read by drape's own bounds-checked accessor reader
+//! images) into a [`Rig`](crate::rig::Rig). The JSON is parsed with the `gltf` crate (in `gltf/`, the only files that
+//! import it); every byte of buffer data is read by drape's own bounds-checked accessor reader
 //! ([`accessor`]), so that a damaged or hostile file gives an [`AssetError`] naming the file and the
 //! problem instead of a panic or an out-of-memory abort.
 
