@@ -5,6 +5,8 @@
 //! ending in their first pose, hands beside the thighs in idle and walk, kicks above the hips,
 //! a torso whipped within three frames, sign-flipped rotation keys.
 
+#[path = "support/dressed.rs"]
+mod dressed;
 #[path = "support/tools.rs"]
 mod tools;
 
@@ -569,4 +571,143 @@ fn corpus_files_pass_the_khronos_validator() {
             Some(Err(report)) => panic!("the validator rejects {}:\n{report}", f.display()),
         }
     }
+}
+
+// ---------------------------------------------------------------- dressed
+
+/// Runs `clip` on `rig` dressed per `cfg` (the start-up, then the whole clip once), checking the
+/// end of every frame with issue 5's checks; the first violation, or the particle count.
+fn dressed_run(rig: &Rig, clip: &str, cfg: drape::scene::SceneConfig) -> Result<usize, String> {
+    use drape::anim::player::LoopMode;
+    let mut scene = drape::scene::Scene::new(rig.clone(), cfg).map_err(|e| e.to_string())?;
+    scene.player.set_loop_mode(LoopMode::Once);
+    let c = &rig.clips[clip_index(rig, clip)];
+    let frames = ((scene.startup_seconds() + c.duration()) * 60.0).ceil() as usize + 1;
+    for f in 0..frames {
+        scene.step(1.0 / 60.0);
+        dressed::check_frame(&scene).map_err(|e| {
+            format!(
+                "frame {f} (t = {:.3} s, {:?}): {e}",
+                scene.time, scene.phase
+            )
+        })?;
+    }
+    Ok(scene.particle_count())
+}
+
+/// Every clip of one body with every garment, LBS and DQS; a table of the results, and the
+/// failures.
+fn dressed_body(kind: BodyKind, coarse: bool) -> Vec<String> {
+    use drape::garments::GarmentKind;
+    use drape::scene::SceneConfig;
+    let rig = &loaded()[BodyKind::ALL.iter().position(|&k| k == kind).unwrap()];
+    let mut failures = Vec::new();
+    for (clip, _, _) in corpus::CLIPS {
+        for method in [SkinMethod::Lbs, SkinMethod::Dqs] {
+            let mut cfg = if coarse {
+                dressed::coarse_config(Some(clip.to_string()), &GarmentKind::ALL)
+            } else {
+                SceneConfig {
+                    clip: Some(clip.to_string()),
+                    ..SceneConfig::default()
+                }
+            };
+            cfg.method = method;
+            let start = std::time::Instant::now();
+            let r = dressed_run(rig, clip, cfg);
+            let secs = start.elapsed().as_secs_f32();
+            match r {
+                Ok(n) => println!(
+                    "{} {clip} ({method}): ok, {n} particles, {secs:.1} s",
+                    kind.name()
+                ),
+                Err(e) => {
+                    println!("{} {clip} ({method}): FAILS {e} ({secs:.1} s)", kind.name());
+                    failures.push(format!("{} {clip} ({method}): {e}", kind.name()));
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// The default resolution on every body, clip and skinning method: a report (slow; run with
+/// `--ignored --nocapture`).
+#[test]
+#[ignore = "slow report: the default garment resolution on every corpus body, clip and method"]
+fn dressed_corpus_at_default_resolution_report() {
+    let failures: Vec<String> = BodyKind::ALL
+        .iter()
+        .flat_map(|&k| dressed_body(k, false))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// What the coarse garments cannot do yet on the corpus (measured when the corpus was made,
+/// issue 19): the soldier's bulky thighs leave a hakama particle inside the body during the
+/// start-up blend into the arms-hanging clips and over-stretch it in the spinning and side kicks;
+/// the long hair (rigid on the head) sweeps the cape's top row past its stretch limit when the
+/// head turns fast. These are garment problems for the garment code, not corpus defects. The
+/// tests below fail on any failure outside this list, and on any listed case that passes (so
+/// the list shrinks as the garments improve).
+const KNOWN_COARSE_FAILURES: &[&str] = &[
+    "soldier idle (lbs)",
+    "soldier idle (dqs)",
+    "soldier walk (lbs)",
+    "soldier walk (dqs)",
+    "soldier side_kick (lbs)",
+    "soldier spinning_kick (lbs)",
+    "soldier spinning_kick (dqs)",
+    "soldier jump (lbs)",
+    "soldier jump (dqs)",
+    "long_hair side_kick (lbs)",
+    "long_hair side_kick (dqs)",
+    "long_hair spinning_kick (lbs)",
+    "long_hair spinning_kick (dqs)",
+    "long_hair hit_reaction (lbs)",
+    "long_hair hit_reaction (dqs)",
+];
+
+/// Coarse garments on every clip of `kind`, LBS and DQS, every frame checked, against
+/// [`KNOWN_COARSE_FAILURES`].
+fn dressed_coarse(kind: BodyKind) {
+    let failures = dressed_body(kind, true);
+    let failed = |case: &str| failures.iter().any(|f| f.starts_with(&format!("{case}:")));
+    let new: Vec<&String> = failures
+        .iter()
+        .filter(|f| {
+            !KNOWN_COARSE_FAILURES
+                .iter()
+                .any(|k| f.starts_with(&format!("{k}:")))
+        })
+        .collect();
+    let fixed: Vec<&&str> = KNOWN_COARSE_FAILURES
+        .iter()
+        .filter(|k| k.starts_with(&format!("{} ", kind.name())) && !failed(k))
+        .collect();
+    assert!(
+        new.is_empty() && fixed.is_empty(),
+        "new failures: {new:#?}\nlisted as failing but passing now (remove them from \
+         KNOWN_COARSE_FAILURES): {fixed:?}"
+    );
+}
+
+#[test]
+fn dressed_robot_every_clip_coarse() {
+    dressed_coarse(BodyKind::Robot);
+}
+
+#[test]
+fn dressed_soldier_every_clip_coarse() {
+    dressed_coarse(BodyKind::Soldier);
+}
+
+#[test]
+fn dressed_long_hair_every_clip_coarse() {
+    dressed_coarse(BodyKind::LongHair);
 }
