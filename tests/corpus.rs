@@ -511,6 +511,40 @@ fn the_hit_reaction_whips_the_torso_within_three_frames() {
 }
 
 #[test]
+fn the_guard_holds_the_forearms_before_the_chest_and_the_fists_at_the_chin() {
+    for rig in loaded() {
+        let ci = clip_index(rig, "guard");
+        let (mut ahead, mut below_chin, mut above_chin) = (f32::MAX, 0.0f32, 0.0f32);
+        for t in key_times(rig, ci) {
+            let w = world_at(rig, ci, t);
+            let (_, chest_rot, _) = w[node(rig, "Spine2")].to_scale_rotation_translation();
+            let forward = chest_rot * Vec3::Z;
+            let chest = pos(&w[node(rig, "Spine2")]);
+            // The chin: between the neck and head joints, a little forward.
+            let chin = pos(&w[node(rig, "Head")]);
+            for side in ["Left", "Right"] {
+                let hand = pos(&w[node(rig, &format!("{side}Hand"))]);
+                let elbow = pos(&w[node(rig, &format!("{side}ForeArm"))]);
+                ahead = ahead
+                    .min((hand - chest).dot(forward))
+                    .min((elbow - chest).dot(forward));
+                below_chin = below_chin.max(chin.y - hand.y);
+                above_chin = above_chin.max(hand.y - chin.y);
+            }
+        }
+        println!(
+            "{} guard: hands and elbows at least {:.0} cm before the chest joint; wrists from \
+             {:.0} cm below to {:.0} cm above the head joint",
+            rig.source,
+            ahead * 100.0,
+            below_chin * 100.0,
+            above_chin * 100.0
+        );
+        assert!(ahead > 0.08 && below_chin < 0.15 && above_chin < 0.1);
+    }
+}
+
+#[test]
 fn the_spinning_kick_turns_a_full_circle() {
     let rig = &loaded()[0];
     let ci = clip_index(rig, "spinning_kick");
