@@ -4,6 +4,8 @@
 //! drape rig --out rigs/ninja.glb             # the committed default character
 //! drape rig --sheet docs/ninja_sheet.png     # every clip at 6 times, front and side
 //! drape rig --sheet docs/ninja_sheet.png --per-clip   # also docs/ninja_sheet_<clip>.png
+//! drape rig --corpus rigs/corpus             # issue 19's test bodies (robot, soldier, long_hair)
+//! drape rig --corpus rigs/corpus --sheet docs/corpus_sheet.png   # + docs/corpus_sheet_<body>.png
 //! ```
 
 use std::path::PathBuf;
@@ -40,6 +42,11 @@ pub struct Args {
     /// Also write one sheet per clip beside --sheet (`<stem>_<clip>.png`, its key poses, ≤ 14).
     #[arg(long)]
     pub per_clip: bool,
+    /// Generate the test corpus instead of the ninja: `robot.glb`, `soldier.glb` and
+    /// `long_hair.glb` (bodies and motions like real Mixamo exports) into this folder; with
+    /// --sheet, one contact sheet per body (`<stem>_<body>.png`, every clip at --columns times).
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
 }
 
 fn write_png(canvas: &crate::raster::Canvas, path: &std::path::Path) -> Result<(), CliError> {
@@ -54,9 +61,76 @@ fn write_png(canvas: &crate::raster::Canvas, path: &std::path::Path) -> Result<(
         .map_err(|e| CliError::new(format!("could not write {}: {e}", path.display())))
 }
 
+/// `--corpus DIR`: the three corpus bodies, and their sheets when asked.
+fn run_corpus(args: &Args, dir: &std::path::Path) -> Result<(), CliError> {
+    if args.out.is_some() || args.per_clip || !args.times.is_empty() || args.keys {
+        return Err(CliError::new(
+            "--corpus writes its own files: --out, --per-clip, --times and --keys apply to the ninja only",
+        ));
+    }
+    if !(100..=2000).contains(&args.tile_height) {
+        return Err(CliError::new("--tile-height must be between 100 and 2000"));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::new(format!("could not create {}: {e}", dir.display())))?;
+    let bodies = crate::ninja::corpus::build_all().map_err(|e| CliError::new(e.to_string()))?;
+    for body in &bodies {
+        let rig = &body.rig;
+        let path = dir.join(body.kind.file_name());
+        crate::asset::export::write_glb(rig, &path).map_err(|e| CliError::new(e.to_string()))?;
+        println!(
+            "wrote {}: {} joints, meshes {}, {} vertices, {} triangles, clips: {}",
+            path.display(),
+            rig.skins[0].joints.len(),
+            rig.meshes
+                .iter()
+                .map(|m| format!("{} ({} vertices)", m.name, m.vertex_count()))
+                .collect::<Vec<_>>()
+                .join(" + "),
+            rig.vertex_count(),
+            rig.meshes.iter().map(|m| m.triangle_count()).sum::<usize>(),
+            rig.clips
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if let Some(sheet) = &args.sheet {
+            let mut chosen = Vec::new();
+            for name in &args.clips {
+                chosen.push(
+                    rig.clip(name)
+                        .ok_or_else(|| CliError::new(format!("no corpus clip {name:?}")))?,
+                );
+            }
+            if chosen.is_empty() {
+                chosen = (0..rig.clips.len()).collect();
+            }
+            let stem = sheet
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("sheet");
+            let path = sheet.with_file_name(format!("{stem}_{}.png", body.kind.name()));
+            let canvas = crate::ninja::sheet::contact_sheet(
+                rig,
+                &chosen,
+                args.columns,
+                args.tile_height,
+                &[],
+            );
+            write_png(&canvas, &path)?;
+            println!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> Result<(), CliError> {
     if !(2..=16).contains(&args.columns) {
         return Err(CliError::new("--columns must be between 2 and 16"));
+    }
+    if let Some(dir) = &args.corpus {
+        return run_corpus(&args, dir);
     }
     let ninja = crate::ninja::build().map_err(|e| CliError::new(e.to_string()))?;
     let rig = &ninja.rig;

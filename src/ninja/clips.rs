@@ -130,7 +130,9 @@ struct KeyDef {
 #[derive(Clone, Debug)]
 pub struct Expanded {
     pub name: String,
-    /// Frame count; frame `f` is at `f / FPS` seconds.
+    /// Frames per second of the expansion ([`FPS`] for the ninja's clips).
+    pub fps: f32,
+    /// Frame count; frame `f` is at `f / fps` seconds.
     pub frames: usize,
     /// Hips position per frame, character frame, cm.
     pub hips_char: Vec<Vec3>,
@@ -451,11 +453,22 @@ pub fn sole_points(sk: &NinjaSkeleton, side: usize) -> Vec<(usize, Vec3)> {
     out
 }
 
-/// Expands one clip source into frames.
+/// Expands one clip source into frames at [`FPS`].
 pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
+    expand_at(src, sk, FPS)
+}
+
+/// Expands one clip source into frames at `fps` frames per second (frame `f` at `f / fps` s).
+pub fn expand_at(src: &str, sk: &NinjaSkeleton, fps: f32) -> Result<Expanded, ClipError> {
+    if !(fps.is_finite() && fps >= 1.0) {
+        return Err(ClipError::Parse {
+            clip: "?".into(),
+            msg: format!("frame rate {fps} is not a number of frames per second >= 1"),
+        });
+    }
     let (file, keys) = parse(src, sk)?;
     let nj = sk.joint_count();
-    let frames = (file.duration * FPS).round() as usize + 1;
+    let frames = (file.duration * fps).round() as usize + 1;
     let rest_hips = sk.offsets_char[0];
     let mirror: Vec<bool> = sk
         .base_names
@@ -505,7 +518,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     let mut locals: Vec<Vec<Quat>> = Vec::with_capacity(frames);
     let mut fk_frames: Vec<Vec<Frame>> = Vec::with_capacity(frames);
     for f in 0..frames {
-        let t = f as f32 / FPS;
+        let t = f as f32 / fps;
         let vals = interpolate(&keys, file.looping, t);
         let mut local: Vec<Quat> = (0..nj).map(|j| euler(vals[j], mirror[j])).collect();
         // Fists: curl every finger joint by the key's amount (the thumb folds across).
@@ -549,7 +562,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
         // Where the foot stood at frame 0: its plant, or the keyed ball put on the floor.
         let mut at_frame0: Option<(Vec3, Quat)> = None;
         for f in 0..frames {
-            let t = f as f32 / FPS;
+            let t = f as f32 / fps;
             // On the floor between two keys that both put it there (planted or pivoting);
             // pivoting only while both keys say so (plant → pivot starts turning at the pivot key).
             let on = state_at(
@@ -594,7 +607,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
             let prev = (0..f).rev().find(|&g| fixed[g].is_some());
             let next = (f + 1..frames).find(|&g| fixed[g].is_some());
             let weight = |g: Option<usize>| match g {
-                Some(g) => 1.0 - smoothstep((f as f32 - g as f32).abs() / FPS / RELEASE),
+                Some(g) => 1.0 - smoothstep((f as f32 - g as f32).abs() / fps / RELEASE),
                 None => 0.0,
             };
             let w_prev = weight(prev);
@@ -666,7 +679,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     }
     let airborne = (0..frames)
         .map(|f| {
-            let t = f as f32 / FPS;
+            let t = f as f32 / fps;
             file.airborne
                 .iter()
                 .any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4)
@@ -675,6 +688,7 @@ pub fn expand(src: &str, sk: &NinjaSkeleton) -> Result<Expanded, ClipError> {
     let key_times = keys.iter().map(|k| k.t).collect();
     Ok(Expanded {
         name: file.name.clone(),
+        fps,
         frames,
         hips_char,
         local: locals,
@@ -697,9 +711,25 @@ impl Expanded {
     /// every frame. The Hips' values are in armature space (see [`super::skeleton`]).
     pub fn to_clip(&self, sk: &NinjaSkeleton) -> Clip {
         let times: Vec<f32> = (0..self.frames).map(|f| f as f32 / FPS).collect();
+        self.tracks(sk, times, false)
+    }
+
+    /// The clip the way Mixamo exports hold it (MIXAMO.md): LINEAR keys on every frame at the
+    /// expansion's frame rate, the first at `start` seconds (1/30 s in several real files), and
+    /// every rotation key converted from its rotation matrix on its own, with no care for the
+    /// previous key's sign: consecutive keys flip sign wherever the conversion's branch changes
+    /// (real exports flip up to 23 times in a clip), and a player must take the shortest arc.
+    pub fn to_mixamo_clip(&self, sk: &NinjaSkeleton, start: f32) -> Clip {
+        let times: Vec<f32> = (0..self.frames)
+            .map(|f| start + f as f32 / self.fps)
+            .collect();
+        self.tracks(sk, times, true)
+    }
+
+    fn tracks(&self, sk: &NinjaSkeleton, times: Vec<f32>, exporter_signs: bool) -> Clip {
         let mut clip = Clip {
             name: self.name.clone(),
-            start: 0.0,
+            start: times[0],
             end: *times.last().unwrap(),
             ..Default::default()
         };
@@ -719,11 +749,20 @@ impl Expanded {
                     self.local.iter().map(|l| l[j].normalize()).collect(),
                 )
             };
-            // Keep consecutive keys on the same hemisphere (shortest-arc LINEAR playback).
             let mut rot = rot;
-            for i in 1..rot.len() {
-                if rot[i].dot(rot[i - 1]) < 0.0 {
-                    rot[i] = -rot[i];
+            if exporter_signs {
+                // Each key converted from its rotation matrix (Shoemake's branches, as an
+                // exporter that goes through matrices does): the sign follows the branch, so it
+                // flips between consecutive keys wherever the branch changes.
+                for q in &mut rot {
+                    *q = Quat::from_mat3(&Mat3::from_quat(*q)).normalize();
+                }
+            } else {
+                // Keep consecutive keys on the same hemisphere (shortest-arc LINEAR playback).
+                for i in 1..rot.len() {
+                    if rot[i].dot(rot[i - 1]) < 0.0 {
+                        rot[i] = -rot[i];
+                    }
                 }
             }
             clip.translations.push(Track {

@@ -63,7 +63,7 @@ pub struct PartLayout {
 /// Side length of the texture atlas in pixels.
 pub const ATLAS: u32 = 1024;
 
-fn rect(x0: u32, y0: u32, x1: u32, y1: u32) -> AtlasRect {
+pub(crate) fn rect(x0: u32, y0: u32, x1: u32, y1: u32) -> AtlasRect {
     AtlasRect { x0, y0, x1, y1 }
 }
 
@@ -71,14 +71,14 @@ fn rect(x0: u32, y0: u32, x1: u32, y1: u32) -> AtlasRect {
 /// θ = 0, along `a`), radii along `a` and `b = t × a`, superellipse exponent (2 = ellipse,
 /// larger = boxier) and the part coordinate `s` (cm) used for UVs and weights.
 #[derive(Clone, Copy, Debug)]
-struct Ring {
-    c: Vec3,
-    t: Vec3,
-    a: Vec3,
-    ra: f32,
-    rb: f32,
-    p: f32,
-    s: f32,
+pub(crate) struct Ring {
+    pub(crate) c: Vec3,
+    pub(crate) t: Vec3,
+    pub(crate) a: Vec3,
+    pub(crate) ra: f32,
+    pub(crate) rb: f32,
+    pub(crate) p: f32,
+    pub(crate) s: f32,
 }
 
 /// Mesh data under construction (character frame, cm) with per-vertex weight lists.
@@ -93,16 +93,53 @@ pub struct MeshBuilder {
     pub part_of_vertex: Vec<u16>,
     pub part_names: Vec<String>,
     pub layouts: Vec<PartLayout>,
+    /// Cross-section samples around each ring; 0 means [`AROUND`].
+    pub around: usize,
 }
 
-fn smoothstep(x: f32) -> f32 {
+/// Body proportions and mesh density for [`build_with`]: the ninja is [`Shape::NINJA`]; the test
+/// corpus's bodies (slim robot, bulky soldier, long-haired body) vary the girths and use fewer
+/// vertices.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    /// Radius factors of the head, the torso (and belt), the arms and the legs.
+    pub head: f32,
+    pub torso: f32,
+    pub arm: f32,
+    pub leg: f32,
+    /// Cross-section samples around each ring.
+    pub around: usize,
+    /// Factor on the number of rings along each part (1 = the ninja's).
+    pub density: f32,
+    /// Rings along each finger.
+    pub finger_steps: usize,
+}
+
+impl Shape {
+    pub const NINJA: Shape = Shape {
+        head: 1.0,
+        torso: 1.0,
+        arm: 1.0,
+        leg: 1.0,
+        around: AROUND,
+        density: 1.0,
+        finger_steps: 28,
+    };
+
+    /// `n` rings scaled by the density (at least 2).
+    fn steps(&self, n: usize) -> usize {
+        ((n as f32 * self.density).round() as usize).max(2)
+    }
+}
+
+pub(crate) fn smoothstep(x: f32) -> f32 {
     let x = x.clamp(0.0, 1.0);
     x * x * (3.0 - 2.0 * x)
 }
 
 /// Weights along a chain of bones: `bones[k]` hands over to `bones[k+1]` around `at[k]` over
 /// `at[k] ± half[k]` (in the chain coordinate `s`). Windows must not overlap.
-fn chain(s: f32, bones: &[usize], at: &[f32], half: &[f32]) -> Vec<(usize, f32)> {
+pub(crate) fn chain(s: f32, bones: &[usize], at: &[f32], half: &[f32]) -> Vec<(usize, f32)> {
     let mut f = 0.0;
     for k in 0..at.len() {
         f += smoothstep((s - at[k] + half[k]) / (2.0 * half[k]));
@@ -117,7 +154,7 @@ fn chain(s: f32, bones: &[usize], at: &[f32], half: &[f32]) -> Vec<(usize, f32)>
 }
 
 /// Blend two weight lists: `(1 − x) w1 + x w2`.
-fn mix(w1: Vec<(usize, f32)>, w2: Vec<(usize, f32)>, x: f32) -> Vec<(usize, f32)> {
+pub(crate) fn mix(w1: Vec<(usize, f32)>, w2: Vec<(usize, f32)>, x: f32) -> Vec<(usize, f32)> {
     let mut out: Vec<(usize, f32)> = w1.into_iter().map(|(j, w)| (j, w * (1.0 - x))).collect();
     for (j, w) in w2 {
         out.push((j, w * x));
@@ -136,7 +173,7 @@ impl MeshBuilder {
     /// relative length `cap0`/`cap1` (fraction of the end ring's smaller radius), UVs into the
     /// fabric's rectangle, and weights from `weigh(s, position)`.
     #[allow(clippy::too_many_arguments)]
-    fn tube(
+    pub(crate) fn tube(
         &mut self,
         name: &str,
         fabric: Fabric,
@@ -192,6 +229,11 @@ impl MeshBuilder {
             let y = r.y0 as f32 + 0.5 + v * (r.y1 - r.y0 - 1) as f32;
             Vec2::new(x / ATLAS as f32, y / ATLAS as f32)
         };
+        let around = if self.around == 0 {
+            AROUND
+        } else {
+            self.around
+        };
         let base = self.positions.len() as u32;
         let push = |b: &mut Self, p: Vec3, u: f32, s: f32| {
             b.positions.push(p);
@@ -204,26 +246,26 @@ impl MeshBuilder {
         for r in &all {
             let b = r.t.cross(r.a);
             let mut ring0 = Vec3::ZERO;
-            for j in 0..=AROUND {
-                let p = if j == AROUND {
+            for j in 0..=around {
+                let p = if j == around {
                     ring0 // the seam duplicate has exactly the first vertex's position
                 } else {
-                    let th = j as f32 / AROUND as f32 * std::f32::consts::TAU;
+                    let th = j as f32 / around as f32 * std::f32::consts::TAU;
                     let (x, y) = superellipse(th, r.p);
                     r.c + r.a * (x * r.ra) + b * (y * r.rb)
                 };
                 if j == 0 {
                     ring0 = p;
                 }
-                push(self, p, j as f32 / AROUND as f32, r.s);
+                push(self, p, j as f32 / around as f32, r.s);
             }
         }
         push(self, last.c + last.t * l1, 0.5, s_max);
-        let w = (AROUND + 1) as u32;
+        let w = (around + 1) as u32;
         let n_rings = all.len() as u32;
         let idx = |ring: u32, j: u32| base + 1 + ring * w + j;
         let pole1 = base + 1 + n_rings * w;
-        for j in 0..AROUND as u32 {
+        for j in 0..around as u32 {
             // Fan at the start cap: the pole lies behind (−t), so wind the other way.
             self.indices
                 .extend_from_slice(&[base, idx(0, j + 1), idx(0, j)]);
@@ -231,7 +273,7 @@ impl MeshBuilder {
                 .extend_from_slice(&[pole1, idx(n_rings - 1, j), idx(n_rings - 1, j + 1)]);
         }
         for i in 0..n_rings - 1 {
-            for j in 0..AROUND as u32 {
+            for j in 0..around as u32 {
                 let (a, b, c, d) = (idx(i, j), idx(i, j + 1), idx(i + 1, j + 1), idx(i + 1, j));
                 self.indices.extend_from_slice(&[a, b, c, a, c, d]);
             }
@@ -251,7 +293,7 @@ fn perp(t: Vec3, hint: Vec3) -> Vec3 {
 
 /// Rings along a polyline of (point, ra, rb) samples, with parallel-transported frames starting
 /// from `a0`, the part coordinate `s` = arc length.
-fn sweep(samples: &[(Vec3, f32, f32)], a0: Vec3, p: f32) -> Vec<Ring> {
+pub(crate) fn sweep(samples: &[(Vec3, f32, f32)], a0: Vec3, p: f32) -> Vec<Ring> {
     let n = samples.len();
     let mut out: Vec<Ring> = Vec::with_capacity(n);
     let mut s = 0.0;
@@ -280,7 +322,7 @@ fn sweep(samples: &[(Vec3, f32, f32)], a0: Vec3, p: f32) -> Vec<Ring> {
 }
 
 /// Piecewise-linear interpolation in a table of (x, values…) rows, clamped at the ends.
-fn lerp_table<const N: usize>(table: &[(f32, [f32; N])], x: f32) -> [f32; N] {
+pub(crate) fn lerp_table<const N: usize>(table: &[(f32, [f32; N])], x: f32) -> [f32; N] {
     if x <= table[0].0 {
         return table[0].1;
     }
@@ -295,9 +337,18 @@ fn lerp_table<const N: usize>(table: &[(f32, [f32; N])], x: f32) -> [f32; N] {
     table[table.len() - 1].1
 }
 
-/// Builds the whole body in the character frame (cm).
+/// Builds the ninja's body in the character frame (cm).
 pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
-    let mut m = MeshBuilder::default();
+    build_with(sk, &Shape::NINJA)
+}
+
+/// Builds a body of the ninja's build (parts and skin weights) with the girths and mesh density
+/// of `shape`, in the character frame (cm) of the ninja's 175 cm skeleton `sk`.
+pub fn build_with(sk: &NinjaSkeleton, shape: &Shape) -> MeshBuilder {
+    let mut m = MeshBuilder {
+        around: shape.around,
+        ..Default::default()
+    };
     let rest = sk.rest_positions_char();
     let j = |n: &str| sk.joint(n);
     let y = |n: &str| rest[sk.joint(n)].y;
@@ -315,10 +366,11 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             (170.5, [7.3, 8.8, 1.3]),
         ];
         let mut samples = Vec::new();
-        for k in 0..=26 {
-            let h = 145.0 + 25.5 * k as f32 / 26.0;
+        let ns = shape.steps(26);
+        for k in 0..=ns {
+            let h = 145.0 + 25.5 * k as f32 / ns as f32;
             let [w, d, f] = lerp_table(prof, h);
-            samples.push((Vec3::new(0.0, h, f), d, w));
+            samples.push((Vec3::new(0.0, h, f), d * shape.head, w * shape.head));
         }
         let rings = sweep(&samples, -Vec3::Z, 2.0);
         let (neck, head) = (j("Neck"), j("Head"));
@@ -349,10 +401,11 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             (148.0, [10.0, 7.4, -0.5]),
         ];
         let mut samples = Vec::new();
-        for k in 0..=48 {
-            let h = 84.0 + 64.0 * k as f32 / 48.0;
+        let ns = shape.steps(48);
+        for k in 0..=ns {
+            let h = 84.0 + 64.0 * k as f32 / ns as f32;
             let [w, d, f] = lerp_table(prof, h);
-            samples.push((Vec3::new(0.0, h, f), d, w));
+            samples.push((Vec3::new(0.0, h, f), d * shape.torso, w * shape.torso));
         }
         let rings = sweep(&samples, -Vec3::Z, 2.6);
         let trunk = [j("Hips"), j("Spine"), j("Spine1"), j("Spine2"), j("Neck")];
@@ -395,10 +448,11 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
     {
         let prof: &[(f32, [f32; 3])] = &[(100.5, [16.6, 11.5, 0.4]), (107.5, [15.9, 11.2, 0.6])];
         let mut samples = Vec::new();
-        for k in 0..=8 {
-            let h = 100.5 + 7.0 * k as f32 / 8.0;
+        let ns = shape.steps(8);
+        for k in 0..=ns {
+            let h = 100.5 + 7.0 * k as f32 / ns as f32;
             let [w, d, f] = lerp_table(prof, h);
-            samples.push((Vec3::new(0.0, h, f), d, w));
+            samples.push((Vec3::new(0.0, h, f), d * shape.torso, w * shape.torso));
         }
         let rings = sweep(&samples, -Vec3::Z, 2.6);
         let (hips, spine) = (j("Hips"), j("Spine"));
@@ -437,10 +491,15 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             ];
             let mut samples = Vec::new();
             let len = x_wr + 0.5 - 6.0;
-            for k in 0..=60 {
-                let x = 6.0 + len * k as f32 / 60.0;
+            let ns = shape.steps(60);
+            for k in 0..=ns {
+                let x = 6.0 + len * k as f32 / ns as f32;
                 let [ry, rz] = lerp_table(prof, x);
-                samples.push((Vec3::new(sx * x, yy - 0.6, -0.3), ry, rz));
+                samples.push((
+                    Vec3::new(sx * x, yy - 0.6, -0.3),
+                    ry * shape.arm,
+                    rz * shape.arm,
+                ));
             }
             let rings = sweep(&samples, -Vec3::Y, 2.0);
             let bones = [
@@ -488,8 +547,9 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             let knuck_x = knuckles.iter().map(|k| k.x.abs()).sum::<f32>() / 4.0;
             let zc = (knuckles[0].z + knuckles[3].z) * 0.5;
             let mut samples = Vec::new();
-            for k in 0..=12 {
-                let f = k as f32 / 12.0;
+            let ns = shape.steps(12);
+            for k in 0..=ns {
+                let f = k as f32 / ns as f32;
                 let x = wrist.x.abs() - 1.5 + (knuck_x + 0.6 - (wrist.x.abs() - 1.5)) * f;
                 // Thick at the heel of the hand, flatter and wider towards the knuckles.
                 let ry = 2.0 - 0.6 * f;
@@ -554,7 +614,7 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 }
                 let total = *lens.last().unwrap();
                 let mut samples = Vec::new();
-                let steps = 28;
+                let steps = shape.finger_steps;
                 for k in 0..=steps {
                     let d = total * k as f32 / steps as f32;
                     let seg = (0..poly.len() - 1)
@@ -606,8 +666,9 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             let mut samples = Vec::new();
             let top = hip.y + 6.0;
             let bot = ankle.y + 1.0;
-            for k in 0..=80 {
-                let yy = top + (bot - top) * k as f32 / 80.0;
+            let ns = shape.steps(80);
+            for k in 0..=ns {
+                let yy = top + (bot - top) * k as f32 / ns as f32;
                 // The centre line runs from the hip joint through the knee to the ankle.
                 let c = if yy > knee.y {
                     hip.lerp(knee, (hip.y - yy) / (hip.y - knee.y))
@@ -616,7 +677,11 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
                 };
                 let [rz, rx] = lerp_table(prof, yy);
                 // Baggy trousers hang slightly behind the thigh.
-                samples.push((Vec3::new(c.x - sx * 0.6, yy, c.z - 0.4), rz, rx));
+                samples.push((
+                    Vec3::new(c.x - sx * 0.6, yy, c.z - 0.4),
+                    rz * shape.leg,
+                    rx * shape.leg,
+                ));
             }
             let rings = sweep(&samples, -Vec3::Z, 2.0);
             let bones = [j("Hips"), j(&n("UpLeg")), j(&n("Leg")), j(&n("Foot"))];
@@ -654,8 +719,9 @@ pub fn build(sk: &NinjaSkeleton) -> MeshBuilder {
             ];
             let mut samples = Vec::new();
             let (z0, z1) = (-6.0, ball.z - ankle.z + 7.2);
-            for k in 0..=44 {
-                let z = z0 + (z1 - z0) * k as f32 / 44.0;
+            let ns = shape.steps(44);
+            for k in 0..=ns {
+                let z = z0 + (z1 - z0) * k as f32 / ns as f32;
                 let [cy, hh, hw] = lerp_table(prof, z);
                 samples.push((Vec3::new(ankle.x + sx * 0.4, cy, ankle.z + z), hh, hw));
             }

@@ -9,8 +9,11 @@
 //! - [`mesh`]: the body as closed lofted tubes with smooth normals, UVs and ≤ 4 skin weights.
 //! - [`texture`]: the procedural base-colour atlas.
 //! - [`clips`]: key poses from `rigs/clips/*.toml`, expanded to 30 fps with foot-planting IK.
+//! - [`corpus`]: issue 19's test corpus, bodies and motions like real Mixamo exports on the same
+//!   skeleton (`drape rig --corpus rigs/corpus`).
 
 pub mod clips;
+pub mod corpus;
 pub mod mesh;
 pub mod sheet;
 pub mod skeleton;

@@ -61,13 +61,18 @@ fn draw_tile(
     for m in 0..rig.meshes.len() {
         let (p, n) = skin_lbs(rig, m, pose);
         let mesh = &rig.meshes[m];
-        let tex = rig
-            .materials
-            .get(mesh.material.unwrap_or(0) as usize)
-            .and_then(|mat| {
-                mat.base_color_texture
-                    .and_then(|t| rig.textures.get(t as usize))
-            });
+        let material = rig.materials.get(mesh.material.unwrap_or(0) as usize);
+        let tex = material.and_then(|mat| {
+            mat.base_color_texture
+                .and_then(|t| rig.textures.get(t as usize))
+        });
+        // Untextured meshes (the corpus bodies) in their material's colour.
+        let shading = Shading {
+            base_color: material
+                .map(|m| m.base_color.truncate())
+                .unwrap_or(shading.base_color),
+            ..shading
+        };
         c.draw_mesh(
             &clip_from_world,
             &p,

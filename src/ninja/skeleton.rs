@@ -153,8 +153,20 @@ pub struct NinjaSkeleton {
 }
 
 impl NinjaSkeleton {
+    /// The ninja: 175 cm, one mesh node named [`MESH_NODE`].
     pub fn new() -> Self {
-        let table = joint_table();
+        Self::with_build(1.0, &[MESH_NODE])
+    }
+
+    /// The same 65 joints with every rest offset scaled by `scale` (1.0 = the ninja's 175 cm),
+    /// followed by one scene-root mesh node per name in `mesh_nodes` (node indices 66, 67, …),
+    /// for characters made of several meshes that share the one skin (a robot's surface and
+    /// joints, a body and its hair).
+    pub fn with_build(scale: f32, mesh_nodes: &[&str]) -> Self {
+        let table: Vec<(String, Option<usize>, Vec3)> = joint_table()
+            .into_iter()
+            .map(|(n, p, o)| (n, p, o * scale))
+            .collect();
         let mut names = vec![ARMATURE.to_string()];
         let mut parents = vec![None];
         let mut rest = vec![Transform {
@@ -181,9 +193,11 @@ impl NinjaSkeleton {
                 }
             }
         }
-        names.push(MESH_NODE.to_string());
-        parents.push(None);
-        rest.push(Transform::IDENTITY);
+        for m in mesh_nodes {
+            names.push(m.to_string());
+            parents.push(None);
+            rest.push(Transform::IDENTITY);
+        }
         Self {
             skeleton: Skeleton {
                 names,
