@@ -6,7 +6,7 @@ use crate::cloth::collide::Collider;
 use crate::cloth::model::{ClothModel, Garment};
 use crate::cloth::params::{GarmentParams, SimParams};
 use crate::cloth::state::ClothState;
-use crate::cloth::step::{step_frame, ClothWorkspace};
+use crate::cloth::{step_frame, ClothWorkspace};
 use crate::cloth::wet::{self, AdhesionMode, Fabric, Region};
 use crate::math::Vec3;
 
