@@ -23,8 +23,10 @@
 //! - **hakama above the sash**: at the end, the hakama's highest unpinned vertex must stay below
 //!   the sash's highest vertex.
 //! - **hanging from the hands or arms**: at the end, an unpinned vertex within 1.5 cm of (or
-//!   inside) a triangle of the upper arm, forearm or hand (dominant skin joint named `…Arm`,
-//!   `…ForeArm` or `…Hand…`, after any Mixamo prefix) that sits more than 5 cm higher, relative to
+//!   inside) a triangle of the upper arm, forearm or hand (dominant skin joint whose name, after
+//!   any Mixamo prefix, holds `arm` but not `armature`, or `hand`, `palm`, `wrist`, `finger` or
+//!   `thumb`: Mixamo's `LeftArm`, `LeftForeArm`, `LeftHandIndex1`, Blender's `UpperArm.L`,
+//!   `LowerArm.L`, `Palm1.L`) that sits more than 5 cm higher, relative to
 //!   the hips, than at the clip's start: cloth carried up by an arm instead of hanging free.
 //!
 //! The verdict ([`Thresholds`], issue 19 points 1 and 2): at most 1 % of a clip's frames with any
@@ -172,12 +174,15 @@ pub struct Report {
 
 /// Whether the triangles of the character's meshes belong to an arm or a hand, in the order
 /// [`body_query`] numbers them: each triangle's first vertex's strongest joint (the mesh's node
-/// for a rigid mesh), by its name after any Mixamo prefix (`…Arm`, `…ForeArm`, `…Hand…`).
+/// for a rigid mesh), by its name after any Mixamo prefix (see the module docs).
 pub fn arm_triangles(rig: &Rig) -> Vec<bool> {
     let is_arm = |node: usize| {
         let name = rig.skeleton.names.get(node).map_or("", |n| n.as_str());
         let base = Skeleton::base_name(name).to_ascii_lowercase();
-        base.ends_with("arm") || base.contains("hand")
+        (base.contains("arm") && !base.contains("armature"))
+            || ["hand", "palm", "wrist", "finger", "thumb"]
+                .iter()
+                .any(|w| base.contains(w))
     };
     let mut out = Vec::new();
     for mesh in &rig.meshes {
