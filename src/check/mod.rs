@@ -114,6 +114,8 @@ pub struct GarmentReport {
     /// Deepest unpinned vertex over all frames, and the clip time (s) it was.
     pub max_depth: f32,
     pub max_depth_time: f32,
+    /// The bone whose skin is nearest that vertex (empty when nothing was inside).
+    pub max_depth_bone: String,
     /// Largest length / rest length of a structural or shear spring with a free end.
     pub worst_stretch: f32,
     /// Rise of the garment's highest unpinned vertex above the first frame's, hips-relative.
@@ -172,18 +174,9 @@ pub struct Report {
     pub passed: bool,
 }
 
-/// Whether the triangles of the character's meshes belong to an arm or a hand, in the order
-/// [`body_query`] numbers them: each triangle's first vertex's strongest joint (the mesh's node
-/// for a rigid mesh), by its name after any Mixamo prefix (see the module docs).
-pub fn arm_triangles(rig: &Rig) -> Vec<bool> {
-    let is_arm = |node: usize| {
-        let name = rig.skeleton.names.get(node).map_or("", |n| n.as_str());
-        let base = Skeleton::base_name(name).to_ascii_lowercase();
-        (base.contains("arm") && !base.contains("armature"))
-            || ["hand", "palm", "wrist", "finger", "thumb"]
-                .iter()
-                .any(|w| base.contains(w))
-    };
+/// The node each triangle of the character's meshes follows, in the order [`body_query`]
+/// numbers them: its first vertex's strongest joint (the mesh's node for a rigid mesh).
+pub fn triangle_nodes(rig: &Rig) -> Vec<u32> {
     let mut out = Vec::new();
     for mesh in &rig.meshes {
         let skin = mesh.skin.and_then(|s| rig.skins.get(s as usize));
@@ -192,16 +185,33 @@ pub fn arm_triangles(rig: &Rig) -> Vec<bool> {
             let node = match (skin, mesh.joints.get(v), mesh.weights.get(v)) {
                 (Some(skin), Some(j), Some(w)) => {
                     let k = (0..4).max_by(|&a, &b| w[a].total_cmp(&w[b])).unwrap_or(0);
-                    skin.joints
-                        .get(j[k] as usize)
-                        .map_or(mesh.node as usize, |&n| n as usize)
+                    skin.joints.get(j[k] as usize).copied().unwrap_or(mesh.node)
                 }
-                _ => mesh.node as usize,
+                _ => mesh.node,
             };
-            out.push(is_arm(node));
+            out.push(node);
         }
     }
     out
+}
+
+/// Whether the triangles of the character's meshes belong to an arm or a hand, in the order
+/// [`body_query`] numbers them: each triangle's node ([`triangle_nodes`]) by its name after any
+/// Mixamo prefix (see the module docs).
+pub fn arm_triangles(rig: &Rig) -> Vec<bool> {
+    let is_arm = |node: u32| {
+        let name = rig
+            .skeleton
+            .names
+            .get(node as usize)
+            .map_or("", |n| n.as_str());
+        let base = Skeleton::base_name(name).to_ascii_lowercase();
+        (base.contains("arm") && !base.contains("armature"))
+            || ["hand", "palm", "wrist", "finger", "thumb"]
+                .iter()
+                .any(|w| base.contains(w))
+    };
+    triangle_nodes(rig).into_iter().map(is_arm).collect()
 }
 
 /// Rebuilds `query` over every body mesh of `scene` as skinned at its current frame.
@@ -355,6 +365,7 @@ pub fn check_clip(
             worst_share_time: 0.0,
             max_depth: 0.0,
             max_depth_time: 0.0,
+            max_depth_bone: String::new(),
             worst_stretch: 0.0,
             lift: 0.0,
             lift_time: 0.0,
@@ -385,6 +396,7 @@ pub fn check_clip(
 
     let mut query = SkinQuery::default();
     let mut inside = Vec::new();
+    let tri_nodes = triangle_nodes(rig);
     let mut first_top = vec![0.0f32; ng];
     let mut deep_frames = 0;
     let mut first_frame_time = 0.0;
@@ -418,6 +430,13 @@ pub fn check_clip(
                     if d > r.max_depth {
                         r.max_depth = d;
                         r.max_depth_time = t;
+                        let p = Vec3::from(scene.state.x[i]);
+                        r.max_depth_bone = query
+                            .nearest(p, f32::INFINITY)
+                            .and_then(|(_, t)| tri_nodes.get(t as usize))
+                            .and_then(|&n| scene.rig.skeleton.names.get(n as usize))
+                            .cloned()
+                            .unwrap_or_default();
                     }
                 }
                 top = top.max(h[i]);

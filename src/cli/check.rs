@@ -59,10 +59,10 @@ pub fn clip_table(c: &ClipReport) -> String {
         c.frames,
         if c.passed() { "PASS" } else { "FAIL" }
     );
-    s += "  garment   | verts | frames >1cm | worst >3mm share (at s) | max depth cm (at s) | stretch % | lift cm | return RMS/max cm | hanging | above sash cm\n";
+    s += "  garment   | verts | frames >1cm | worst >3mm share (at s) | max depth cm (at s) | stretch % | lift cm | return RMS/max cm | hanging | above sash cm | deepest near\n";
     for g in &c.garments {
         s += &format!(
-            "  {:<9} | {:>5} | {:>11} | {:>8.2} % ({:>6.2})     | {:>6} ({:>6.2})     | {:>9.1} | {:>7} | {:>5} / {:<5} {} | {:>7} | {}\n",
+            "  {:<9} | {:>5} | {:>11} | {:>8.2} % ({:>6.2})     | {:>6} ({:>6.2})     | {:>9.1} | {:>7} | {:>5} / {:<5} {} | {:>7} | {:>13} | {}\n",
             g.name,
             g.vertices,
             g.deep_frames,
@@ -80,6 +80,11 @@ pub fn clip_table(c: &ClipReport) -> String {
             },
             g.hanging,
             g.above_sash.map_or("-".into(), cm),
+            if g.max_depth_bone.is_empty() {
+                "-"
+            } else {
+                g.max_depth_bone.as_str()
+            },
         );
     }
     for f in &c.failures {
