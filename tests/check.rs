@@ -307,3 +307,48 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no clip named 'nope'"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A clip cut off mid-punch does not end where it starts: it is not played twice but its last
+/// pose is held for 1.5 s, and each garment is compared with its drape at the clip's start.
+#[test]
+fn a_clip_that_does_not_loop_is_held_and_compared_with_its_start() {
+    use drape::check::{check_clip, ReturnKind};
+    use drape::garments::{GarmentKind, GarmentSpec};
+    use drape::scene::SceneConfig;
+    let mut rig = drape::ninja::build().unwrap().rig;
+    let c = rig.clip("jab_cross").unwrap();
+    let th = Thresholds::default();
+    assert!(clip_loops(
+        &rig,
+        c,
+        drape::anim::RootMotion::InPlace,
+        th.loop_tolerance
+    ));
+    rig.clips[c].end = rig.clips[c].start + 0.5;
+    assert!(!clip_loops(
+        &rig,
+        c,
+        drape::anim::RootMotion::InPlace,
+        th.loop_tolerance
+    ));
+    let config = SceneConfig {
+        garments: vec![GarmentSpec::coarse(GarmentKind::Cape, 3.0)],
+        settle: 0.2,
+        blend: 0.2,
+        ..SceneConfig::default()
+    };
+    let mut calls = 0;
+    let r = check_clip(&rig, c, &config, &th, &mut |_, _| calls += 1).unwrap();
+    assert!(!r.loops);
+    assert_eq!(r.frames, 30);
+    // Start-up (0.4 s), the clip (0.5 s) and the hold (1.5 s) at 60 frames per second.
+    assert_eq!(calls, 24 + 30 + 90);
+    let g = &r.garments[0];
+    assert_eq!(g.return_kind, ReturnKind::Hold);
+    assert!(
+        g.return_rms.is_finite() && g.return_max >= g.return_rms,
+        "{g:?}"
+    );
+    assert!(g.above_sash.is_none());
+    assert_eq!(r.passed(), r.failures.is_empty());
+}
