@@ -46,8 +46,10 @@ struct Node {
     center: Vec3,
     /// Σ of the triangles' area-weighted normals (½ (b − a) × (c − a)).
     dipole: Vec3,
-    /// Largest distance from `center` to a vertex of the node's triangles.
+    /// Upper bound of the distance from `center` to a vertex of the node's triangles.
     radius: f32,
+    /// Total triangle area.
+    area: f32,
     /// Leaf: first triangle (in `order`) and count; inner: `start` = right child, count 0
     /// (the left child is the next node).
     start: u32,
@@ -226,6 +228,7 @@ impl SkinQuery {
             center: Vec3::ZERO,
             dipole: Vec3::ZERO,
             radius: 0.0,
+            area: 0.0,
             start: offset as u32,
             count: items.len() as u32,
         });
@@ -253,54 +256,74 @@ impl SkinQuery {
         me
     }
 
-    /// Bounds, area-weighted centroid, normal sum and radius of node `i` and its subtree;
-    /// returns the node's triangle range.
-    fn fill_moments(&mut self, i: usize) -> (usize, usize) {
+    /// Bounds, area, area-weighted centroid, normal sum and radius of node `i` and its subtree,
+    /// bottom-up: a leaf from its triangles, an inner node from its two children (the radius
+    /// then an upper bound, `max(r_child + |c_child − c|)`, capped by the farthest box corner —
+    /// a larger radius only opens more nodes, it never makes the sum less exact).
+    fn fill_moments(&mut self, i: usize) {
         let node = self.nodes[i];
-        let (lo, hi) = if node.count > 0 {
+        if node.count > 0 {
             let s = node.start as usize;
-            (s, s + node.count as usize)
-        } else {
-            let (a, _) = self.fill_moments(i + 1);
-            let (_, b) = self.fill_moments(node.start as usize);
-            (a, b)
-        };
-        let tris = &self.tris[lo..hi];
-        let mut min = Vec3::splat(f32::INFINITY);
-        let mut max = Vec3::splat(f32::NEG_INFINITY);
-        let mut dipole = glam::DVec3::ZERO;
-        let mut weighted = glam::DVec3::ZERO;
-        let mut area = 0.0f64;
-        let mut mean = glam::DVec3::ZERO;
-        for t in tris {
-            for p in t {
-                min = min.min(*p);
-                max = max.max(*p);
+            let tris = &self.tris[s..s + node.count as usize];
+            let mut min = Vec3::splat(f32::INFINITY);
+            let mut max = Vec3::splat(f32::NEG_INFINITY);
+            let mut dipole = glam::DVec3::ZERO;
+            let mut weighted = glam::DVec3::ZERO;
+            let mut area = 0.0f64;
+            let mut mean = glam::DVec3::ZERO;
+            for t in tris {
+                for p in t {
+                    min = min.min(*p);
+                    max = max.max(*p);
+                }
+                let n = 0.5 * (t[1] - t[0]).as_dvec3().cross((t[2] - t[0]).as_dvec3());
+                let a = n.length();
+                let c = (t[0] + t[1] + t[2]).as_dvec3() / 3.0;
+                dipole += n;
+                weighted += a * c;
+                area += a;
+                mean += c;
             }
-            let n = 0.5 * (t[1] - t[0]).as_dvec3().cross((t[2] - t[0]).as_dvec3());
-            let a = n.length();
-            let c = (t[0] + t[1] + t[2]).as_dvec3() / 3.0;
-            dipole += n;
-            weighted += a * c;
-            area += a;
-            mean += c;
+            let center = if area > 0.0 {
+                (weighted / area).as_vec3()
+            } else {
+                (mean / tris.len().max(1) as f64).as_vec3()
+            };
+            let radius = tris
+                .iter()
+                .flatten()
+                .fold(0.0f32, |r, p| r.max(p.distance(center)));
+            let n = &mut self.nodes[i];
+            n.min = min;
+            n.max = max;
+            n.center = center;
+            n.dipole = dipole.as_vec3();
+            n.radius = radius;
+            n.area = area as f32;
+            return;
         }
+        let (l, r) = (i + 1, node.start as usize);
+        self.fill_moments(l);
+        self.fill_moments(r);
+        let (nl, nr) = (self.nodes[l], self.nodes[r]);
+        let area = nl.area + nr.area;
         let center = if area > 0.0 {
-            (weighted / area).as_vec3()
+            (nl.center * nl.area + nr.center * nr.area) / area
         } else {
-            (mean / tris.len().max(1) as f64).as_vec3()
+            0.5 * (nl.center + nr.center)
         };
-        let radius = tris
-            .iter()
-            .flatten()
-            .fold(0.0f32, |r, p| r.max(p.distance(center)));
+        let min = nl.min.min(nr.min);
+        let max = nl.max.max(nr.max);
+        let from_children =
+            (nl.radius + nl.center.distance(center)).max(nr.radius + nr.center.distance(center));
+        let from_box = (center - min).abs().max((max - center).abs()).length();
         let n = &mut self.nodes[i];
         n.min = min;
         n.max = max;
         n.center = center;
-        n.dipole = dipole.as_vec3();
-        n.radius = radius;
-        (lo, hi)
+        n.dipole = nl.dipole + nr.dipole;
+        n.radius = from_children.min(from_box);
+        n.area = area;
     }
 
     /// Number of triangles.
