@@ -15,6 +15,7 @@ pub mod anim;
 pub mod app;
 pub mod asset;
 pub mod body;
+pub mod check;
 pub mod cli;
 pub mod cloth;
 pub mod math;

@@ -38,6 +38,9 @@ enum Command {
     Bake(drape::cli::bake::Args),
     /// Fit body proxies to a character (or `ninja`) and print their quality.
     Proxies(drape::cli::proxies::Args),
+    /// Simulate every clip and measure the garments against the visible skin (inside, stretch,
+    /// lift, return to the drape); a verdict, non-zero exit on a fail.
+    Check(drape::cli::check::Args),
 }
 
 fn main() {
@@ -57,6 +60,7 @@ fn main() {
         Command::Experiment(a) => drape::cli::experiment::run(a),
         Command::Proxies(a) => drape::cli::proxies::run(a),
         Command::Bake(a) => drape::cli::bake::run(a),
+        Command::Check(a) => drape::cli::check::run(a),
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");

@@ -16,6 +16,7 @@ impl CliError {
 
 pub mod bake;
 pub mod bench;
+pub mod check;
 pub mod clips_from;
 pub mod experiment;
 pub mod pose;

@@ -590,11 +590,24 @@ impl ClothModel {
     /// Provot's limit bounds (1.1 by default; the dressed scene's checks allow 1.12). `None`
     /// without such springs; the first spring with a NaN length is returned as the worst.
     pub fn worst_limit_spring(&self, x: &[Vec3A]) -> Option<(usize, f32)> {
+        self.worst_limit_spring_in(x, None)
+    }
+
+    /// [`ClothModel::worst_limit_spring`] among the springs of garment `garment` only (all
+    /// garments with `None`).
+    pub fn worst_limit_spring_in(
+        &self,
+        x: &[Vec3A],
+        garment: Option<usize>,
+    ) -> Option<(usize, f32)> {
         let l = &self.limits;
         let mut worst: Option<(usize, f32)> = None;
         for e in 0..l.len() {
             let (a, b) = (l.a[e] as usize, l.b[e] as usize);
             if self.is_pinned(a) && self.is_pinned(b) {
+                continue;
+            }
+            if garment.is_some_and(|g| self.garment_of[a] as usize != g) {
                 continue;
             }
             let r = x[a].distance(x[b]) / l.rest[e];

@@ -1,0 +1,588 @@
+//! Issue 19's measuring instrument: simulates a dressed character over a clip, as `drape bake`
+//! does, and measures each garment against the **visible skin** (every mesh of the character,
+//! skinned with the scene's method — the body the renderer shows), not against the body proxies
+//! the cloth collides with.
+//!
+//! Per clip and garment ([`GarmentReport`]):
+//!
+//! - **inside the skin**: every simulated frame of the clip (the frames `drape bake` writes), every
+//!   unpinned vertex is asked [`SkinQuery::query`] (generalized winding number, depth = distance
+//!   to the nearest body triangle; see [`winding`] for how folds of the skin are counted). Counted:
+//!   frames with a vertex more than 1 cm inside, the worst frame's share of vertices more than
+//!   3 mm inside, the deepest vertex.
+//! - **worst stretch**: the most stretched structural/shear spring with a free end (length / rest),
+//!   [`crate::cloth::ClothModel::worst_limit_spring_in`].
+//! - **lift**: how far the garment's highest unpinned vertex rose above its height on the first
+//!   frame of the clip, both measured from the hips' height (so a crouch or a jump moves nothing).
+//! - **return to the drape**, in the hips' frame (their world rotation and translation, scale
+//!   removed): on a clip that ends in the pose it starts in ([`clip_loops`]) the clip is played
+//!   twice and each vertex at the end of the second pass is compared with itself at the end of
+//!   the first (the same clip time one loop earlier); otherwise the clip's last pose is held for
+//!   1.5 s and each vertex is compared with itself at the clip's start (the drape after the
+//!   start-up). RMS and max over the unpinned vertices.
+//! - **hakama above the sash**: at the end, the hakama's highest unpinned vertex must stay below
+//!   the sash's highest vertex.
+//! - **hanging from the hands or arms**: at the end, an unpinned vertex within 1.5 cm of (or
+//!   inside) a triangle of the upper arm, forearm or hand (dominant skin joint whose name, after
+//!   any Mixamo prefix, holds `arm` but not `armature`, or `hand`, `palm`, `wrist`, `finger` or
+//!   `thumb`: Mixamo's `LeftArm`, `LeftForeArm`, `LeftHandIndex1`, Blender's `UpperArm.L`,
+//!   `LowerArm.L`, `Palm1.L`) that sits more than 5 cm higher, relative to
+//!   the hips, than at the clip's start: cloth carried up by an arm instead of hanging free.
+//!
+//! The verdict ([`Thresholds`], issue 19 points 1 and 2): at most 1 % of a clip's frames with any
+//! garment vertex more than 1 cm inside; in no frame more than 0.5 % of a garment's unpinned
+//! vertices more than 3 mm inside; return RMS ≤ 6 cm and max ≤ 25 cm for every garment; no hakama
+//! above the sash; no cloth hanging from the arms. Stretch and lift are reported, not judged.
+
+pub mod winding;
+
+pub use winding::{Inside, SkinQuery};
+
+use serde::Serialize;
+
+use crate::anim::{LoopMode, Player, Pose, RootMotion, Skeleton};
+use crate::garments::GarmentKind;
+use crate::math::{Mat4, Vec3};
+use crate::rig::Rig;
+use crate::scene::{Scene, SceneConfig, SceneError};
+
+/// The limits of the verdict. Lengths in metres, shares as fractions.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Thresholds {
+    /// A vertex deeper than this is "deep" (1 cm).
+    pub deep: f32,
+    /// At most this share of a clip's frames may hold a deep vertex (1 %).
+    pub deep_frames: f32,
+    /// A vertex deeper than this is "inside" for the per-frame share (3 mm).
+    pub shallow: f32,
+    /// No frame may hold a larger share of a garment's unpinned vertices deeper than `shallow`
+    /// (0.5 %).
+    pub shallow_share: f32,
+    /// Return to the drape: RMS (6 cm) and max (25 cm).
+    pub return_rms: f32,
+    pub return_max: f32,
+    /// Seconds the last pose is held on a clip that does not loop (1.5 s).
+    pub hold: f32,
+    /// A clip loops when every joint at its end is within this of where it is at its start, in
+    /// the hips' frame, and the hips' height too (2 cm).
+    pub loop_tolerance: f32,
+    /// Hanging from the arms: contact distance (1.5 cm) and rise above the start (5 cm).
+    pub hang_contact: f32,
+    pub hang_rise: f32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            deep: 0.01,
+            deep_frames: 0.01,
+            shallow: 0.003,
+            shallow_share: 0.005,
+            return_rms: 0.06,
+            return_max: 0.25,
+            hold: 1.5,
+            loop_tolerance: 0.02,
+            hang_contact: 0.015,
+            hang_rise: 0.05,
+        }
+    }
+}
+
+/// How a garment's return to its drape was measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReturnKind {
+    /// The clip played twice; the end of the second pass against the end of the first.
+    Loop,
+    /// The last pose held; the end of the hold against the clip's start.
+    Hold,
+}
+
+/// One garment over one clip. Lengths in metres.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GarmentReport {
+    pub name: String,
+    pub kind: String,
+    /// Unpinned vertices (those measured).
+    pub vertices: usize,
+    /// Frames with an unpinned vertex deeper than `Thresholds::deep` inside the skin.
+    pub deep_frames: usize,
+    /// Largest share, over frames, of unpinned vertices deeper than `Thresholds::shallow`.
+    pub worst_share: f32,
+    /// Clip time (s) of that frame.
+    pub worst_share_time: f32,
+    /// Deepest unpinned vertex over all frames, and the clip time (s) it was.
+    pub max_depth: f32,
+    pub max_depth_time: f32,
+    /// The bone whose skin is nearest that vertex (empty when nothing was inside).
+    pub max_depth_bone: String,
+    /// Largest length / rest length of a structural or shear spring with a free end.
+    pub worst_stretch: f32,
+    /// Rise of the garment's highest unpinned vertex above the first frame's, hips-relative.
+    pub lift: f32,
+    pub lift_time: f32,
+    pub return_kind: ReturnKind,
+    pub return_rms: f32,
+    pub return_max: f32,
+    /// Unpinned vertices resting on an arm or hand at the end, carried above their start.
+    pub hanging: usize,
+    /// Hakama only: its highest unpinned vertex minus the sash's highest vertex at the end
+    /// (> 0: above the sash). `None` for other garments or without a sash.
+    pub above_sash: Option<f32>,
+    /// Why this garment fails (empty when it passes).
+    pub failures: Vec<String>,
+}
+
+/// One clip.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClipReport {
+    pub clip: String,
+    pub duration: f32,
+    /// Frames measured (the clip's simulated frames, one pass).
+    pub frames: usize,
+    /// Frames in which any garment had a vertex deeper than `Thresholds::deep`.
+    pub deep_frames: usize,
+    /// Whether the clip ends in the pose it starts in (played twice), or was held.
+    pub loops: bool,
+    /// Clip time of the first measured frame, s (one frame into the clip, as `drape bake`).
+    pub first_frame_time: f32,
+    pub garments: Vec<GarmentReport>,
+    /// Why this clip fails (its garments' failures included).
+    pub failures: Vec<String>,
+    /// Wall seconds the check took.
+    pub seconds: f32,
+}
+
+impl ClipReport {
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+/// A whole run of `drape check`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub rig: String,
+    pub method: String,
+    /// Garment spacing factor (× each garment's default).
+    pub spacing: f32,
+    /// Unpinned garment vertices measured per frame.
+    pub unpinned_vertices: usize,
+    pub body_triangles: usize,
+    pub thresholds: Thresholds,
+    pub clips: Vec<ClipReport>,
+    pub passed: bool,
+}
+
+/// The node each triangle of the character's meshes follows, in the order [`body_query`]
+/// numbers them: its first vertex's strongest joint (the mesh's node for a rigid mesh).
+pub fn triangle_nodes(rig: &Rig) -> Vec<u32> {
+    let mut out = Vec::new();
+    for mesh in &rig.meshes {
+        let skin = mesh.skin.and_then(|s| rig.skins.get(s as usize));
+        for t in mesh.indices.chunks_exact(3) {
+            let v = t[0] as usize;
+            let node = match (skin, mesh.joints.get(v), mesh.weights.get(v)) {
+                (Some(skin), Some(j), Some(w)) => {
+                    let k = (0..4).max_by(|&a, &b| w[a].total_cmp(&w[b])).unwrap_or(0);
+                    skin.joints.get(j[k] as usize).copied().unwrap_or(mesh.node)
+                }
+                _ => mesh.node,
+            };
+            out.push(node);
+        }
+    }
+    out
+}
+
+/// Whether the triangles of the character's meshes belong to an arm or a hand, in the order
+/// [`body_query`] numbers them: each triangle's node ([`triangle_nodes`]) by its name after any
+/// Mixamo prefix (see the module docs).
+pub fn arm_triangles(rig: &Rig) -> Vec<bool> {
+    let is_arm = |node: u32| {
+        let name = rig
+            .skeleton
+            .names
+            .get(node as usize)
+            .map_or("", |n| n.as_str());
+        let base = Skeleton::base_name(name).to_ascii_lowercase();
+        (base.contains("arm") && !base.contains("armature"))
+            || ["hand", "palm", "wrist", "finger", "thumb"]
+                .iter()
+                .any(|w| base.contains(w))
+    };
+    triangle_nodes(rig).into_iter().map(is_arm).collect()
+}
+
+/// Rebuilds `query` over every body mesh of `scene` as skinned at its current frame.
+pub fn body_query(scene: &Scene, query: &mut SkinQuery) {
+    let n = scene.rig.meshes.len();
+    query.rebuild_meshes((0..n).map(|m| {
+        (
+            scene.body_positions(m),
+            scene.rig.meshes[m].indices.as_slice(),
+        )
+    }));
+}
+
+/// Every garment particle of `scene` against the visible skin at its current frame (what a
+/// viewer colours): `out[i]` for particle `i` of the cloth model.
+pub fn garment_inside(scene: &Scene, query: &mut SkinQuery, out: &mut Vec<Inside>) {
+    body_query(scene, query);
+    let points: Vec<Vec3> = scene.state.x.iter().map(|&p| Vec3::from(p)).collect();
+    query.query_all(&points, out);
+}
+
+/// The hips' world frame without scale (rotation and translation), and its inverse.
+fn hips_frame(scene: &Scene) -> Mat4 {
+    let w = scene
+        .player
+        .hips()
+        .and_then(|h| scene.world_from_node().get(h).copied())
+        .unwrap_or(Mat4::IDENTITY);
+    let (_, r, t) = w.to_scale_rotation_translation();
+    Mat4::from_rotation_translation(r.normalize(), t)
+}
+
+/// Every particle in the hips' frame.
+fn in_hips_frame(scene: &Scene) -> Vec<Vec3> {
+    let inv = hips_frame(scene).inverse();
+    scene
+        .state
+        .x
+        .iter()
+        .map(|&p| inv.transform_point3(Vec3::from(p)))
+        .collect()
+}
+
+/// Every particle's height above the hips.
+fn heights(scene: &Scene) -> Vec<f32> {
+    let hy = hips_frame(scene).w_axis.y;
+    scene.state.x.iter().map(|p| p.y - hy).collect()
+}
+
+/// Whether `clip` ends in the pose it starts in: every node's position at the clip's end within
+/// `tol` of its start position, both in the hips' frame (scale removed), and the hips' height
+/// within `tol`.
+pub fn clip_loops(rig: &Rig, clip: usize, root_motion: RootMotion, tol: f32) -> bool {
+    let Some(c) = rig.clips.get(clip) else {
+        return false;
+    };
+    let mut player = Player::new(&rig.skeleton, &rig.skins);
+    player.set_root_motion(root_motion);
+    player.set_loop_mode(LoopMode::Once);
+    player.play(clip, &rig.clips);
+    player.pause();
+    let mut world = |t: f32| {
+        player.seek(t, &rig.clips);
+        let mut pose = Pose::rest(&rig.skeleton);
+        player.pose(&rig.clips, &mut pose);
+        let mut w = Vec::new();
+        pose.world_from_node(&rig.skeleton, &mut w);
+        w
+    };
+    let (a, b) = (world(c.start), world(c.end));
+    let frame = |w: &[Mat4]| {
+        let h = player_hips(rig)
+            .and_then(|h| w.get(h).copied())
+            .unwrap_or(Mat4::IDENTITY);
+        let (_, r, t) = h.to_scale_rotation_translation();
+        Mat4::from_rotation_translation(r.normalize(), t)
+    };
+    let (fa, fb) = (frame(&a), frame(&b));
+    if (fa.w_axis.y - fb.w_axis.y).abs() > tol {
+        return false;
+    }
+    let (ia, ib) = (fa.inverse(), fb.inverse());
+    a.iter().zip(&b).all(|(ma, mb)| {
+        let pa = ia.transform_point3(ma.w_axis.truncate());
+        let pb = ib.transform_point3(mb.w_axis.truncate());
+        pa.distance(pb) <= tol
+    })
+}
+
+fn player_hips(rig: &Rig) -> Option<usize> {
+    Player::new(&rig.skeleton, &rig.skins).hips()
+}
+
+/// Checks one clip: builds the scene (`config` with `clip` set), runs its start-up, the clip,
+/// and the second pass or the hold, and measures. `progress(done, total)` after every frame.
+pub fn check_clip(
+    rig: &Rig,
+    clip: usize,
+    config: &SceneConfig,
+    th: &Thresholds,
+    progress: &mut dyn FnMut(u32, u32),
+) -> Result<ClipReport, SceneError> {
+    let started = std::time::Instant::now();
+    let clip_name = rig
+        .clips
+        .get(clip)
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let config = SceneConfig {
+        clip: Some(clip_name.clone()),
+        ..config.clone()
+    };
+    let mut scene = Scene::new(rig.clone(), config)?;
+    let duration = rig.clips[clip].duration();
+    let loops = clip_loops(rig, clip, scene.config.root_motion, th.loop_tolerance);
+    if !loops {
+        scene.player.set_loop_mode(LoopMode::Once);
+    }
+    let dt = scene.config.sim.frame_dt;
+    let startup = (scene.startup_seconds() / dt).ceil() as u32;
+    let n = ((duration / dt).round() as u32).max(1);
+    let after = if loops {
+        n
+    } else {
+        (th.hold / dt).ceil() as u32
+    };
+    let total = startup + n + after;
+
+    let model = &scene.model;
+    let ng = model.garments.len();
+    let free: Vec<Vec<usize>> = model
+        .garments
+        .iter()
+        .map(|g| {
+            g.particles
+                .clone()
+                .filter(|&i| !model.is_pinned(i))
+                .collect()
+        })
+        .collect();
+    let mut reports: Vec<GarmentReport> = scene
+        .garments
+        .iter()
+        .enumerate()
+        .map(|(g, sg)| GarmentReport {
+            name: scene.model.garments[g].name.clone(),
+            kind: sg.kind.name().to_string(),
+            vertices: free[g].len(),
+            deep_frames: 0,
+            worst_share: 0.0,
+            worst_share_time: 0.0,
+            max_depth: 0.0,
+            max_depth_time: 0.0,
+            max_depth_bone: String::new(),
+            worst_stretch: 0.0,
+            lift: 0.0,
+            lift_time: 0.0,
+            return_kind: if loops {
+                ReturnKind::Loop
+            } else {
+                ReturnKind::Hold
+            },
+            return_rms: 0.0,
+            return_max: 0.0,
+            hanging: 0,
+            above_sash: None,
+            failures: Vec::new(),
+        })
+        .collect();
+
+    let mut done = 0;
+    let mut tick = |scene: &mut Scene| {
+        scene.step(dt);
+        done += 1;
+        progress(done, total);
+    };
+    for _ in 0..startup {
+        tick(&mut scene);
+    }
+    let start_heights = heights(&scene);
+    let start_frame = in_hips_frame(&scene);
+
+    let mut query = SkinQuery::default();
+    let mut inside = Vec::new();
+    let tri_nodes = triangle_nodes(rig);
+    let mut first_top = vec![0.0f32; ng];
+    let mut deep_frames = 0;
+    let mut first_frame_time = 0.0;
+    let mut failures = Vec::new();
+    let mut finite = true;
+    for k in 0..n {
+        tick(&mut scene);
+        let t = scene.player.time();
+        if k == 0 {
+            first_frame_time = t;
+        }
+        if !scene.state.is_finite() {
+            finite = false;
+            failures.push(format!(
+                "the simulation produced non-finite values at {t:.3} s of the clip"
+            ));
+            break;
+        }
+        garment_inside(&scene, &mut query, &mut inside);
+        let h = heights(&scene);
+        let mut any_deep = false;
+        for (g, r) in reports.iter_mut().enumerate() {
+            let mut deep = false;
+            let mut shallow = 0usize;
+            let mut top = f32::NEG_INFINITY;
+            for &i in &free[g] {
+                let d = inside[i].depth;
+                if inside[i].is_inside() {
+                    deep |= d > th.deep;
+                    shallow += (d > th.shallow) as usize;
+                    if d > r.max_depth {
+                        r.max_depth = d;
+                        r.max_depth_time = t;
+                        let p = Vec3::from(scene.state.x[i]);
+                        r.max_depth_bone = query
+                            .nearest(p, f32::INFINITY)
+                            .and_then(|(_, t)| tri_nodes.get(t as usize))
+                            .and_then(|&n| scene.rig.skeleton.names.get(n as usize))
+                            .cloned()
+                            .unwrap_or_default();
+                    }
+                }
+                top = top.max(h[i]);
+            }
+            if deep {
+                r.deep_frames += 1;
+                any_deep = true;
+            }
+            let share = shallow as f32 / free[g].len().max(1) as f32;
+            if share > r.worst_share {
+                r.worst_share = share;
+                r.worst_share_time = t;
+            }
+            if let Some((_, s)) = scene.model.worst_limit_spring_in(&scene.state.x, Some(g)) {
+                r.worst_stretch = r.worst_stretch.max(s);
+            }
+            if k == 0 {
+                first_top[g] = top;
+            } else if top - first_top[g] > r.lift {
+                r.lift = top - first_top[g];
+                r.lift_time = t;
+            }
+        }
+        deep_frames += any_deep as usize;
+    }
+    let frames = if finite { n as usize } else { 0 };
+
+    if finite {
+        let reference = if loops {
+            let r = in_hips_frame(&scene);
+            for _ in 0..after {
+                tick(&mut scene);
+            }
+            r
+        } else {
+            for _ in 0..after {
+                tick(&mut scene);
+            }
+            start_frame
+        };
+        if !scene.state.is_finite() {
+            failures.push("the simulation produced non-finite values after the clip".into());
+        } else {
+            let end = in_hips_frame(&scene);
+            let end_heights = heights(&scene);
+            body_query(&scene, &mut query);
+            let arm = arm_triangles(&scene.rig);
+            let sash_top = scene
+                .garments
+                .iter()
+                .enumerate()
+                .filter(|(_, sg)| sg.kind == GarmentKind::Sash)
+                .flat_map(|(g, _)| scene.model.garments[g].particles.clone())
+                .map(|i| end_heights[i])
+                .reduce(f32::max);
+            for (g, r) in reports.iter_mut().enumerate() {
+                let f = &free[g];
+                let mut sum = 0.0f64;
+                let mut max = 0.0f32;
+                for &i in f {
+                    let d = end[i].distance(reference[i]);
+                    sum += (d as f64) * (d as f64);
+                    max = max.max(d);
+                }
+                r.return_rms = (sum / f.len().max(1) as f64).sqrt() as f32;
+                r.return_max = max;
+                r.hanging = f
+                    .iter()
+                    .filter(|&&i| end_heights[i] - start_heights[i] > th.hang_rise)
+                    .filter(|&&i| {
+                        let p = Vec3::from(scene.state.x[i]);
+                        query
+                            .nearest(p, th.hang_contact)
+                            .is_some_and(|(_, t)| arm.get(t as usize).copied().unwrap_or(false))
+                            || (query.winding(p) >= 0.5
+                                && query.nearest(p, f32::INFINITY).is_some_and(|(_, t)| {
+                                    arm.get(t as usize).copied().unwrap_or(false)
+                                }))
+                    })
+                    .count();
+                if scene.garments[g].kind == GarmentKind::Hakama {
+                    if let Some(s) = sash_top {
+                        let top = f.iter().map(|&i| end_heights[i]).fold(f32::MIN, f32::max);
+                        r.above_sash = Some(top - s);
+                    }
+                }
+            }
+        }
+    }
+
+    // The verdict.
+    if frames > 0 && deep_frames as f32 > th.deep_frames * frames as f32 {
+        failures.push(format!(
+            "{deep_frames} of {frames} frames ({:.1} %) have a garment vertex more than {:.0} mm \
+             inside the skin (limit {:.0} %)",
+            100.0 * deep_frames as f32 / frames as f32,
+            th.deep * 1e3,
+            th.deep_frames * 100.0
+        ));
+    }
+    for r in &mut reports {
+        if r.worst_share > th.shallow_share {
+            r.failures.push(format!(
+                "{:.2} % of its vertices more than {:.0} mm inside the skin at {:.2} s (limit {:.1} %)",
+                100.0 * r.worst_share,
+                th.shallow * 1e3,
+                r.worst_share_time,
+                100.0 * th.shallow_share
+            ));
+        }
+        if finite && (r.return_rms > th.return_rms || r.return_max > th.return_max) {
+            r.failures.push(format!(
+                "{} from its drape: RMS {:.1} cm, max {:.1} cm (limits {:.0} / {:.0} cm)",
+                match r.return_kind {
+                    ReturnKind::Loop => "one loop later",
+                    ReturnKind::Hold => "after the last pose held",
+                },
+                r.return_rms * 100.0,
+                r.return_max * 100.0,
+                th.return_rms * 100.0,
+                th.return_max * 100.0
+            ));
+        }
+        if let Some(a) = r.above_sash.filter(|&a| a > 0.0) {
+            r.failures
+                .push(format!("ends {:.1} cm above the sash", a * 100.0));
+        }
+        if r.hanging > 0 {
+            r.failures.push(format!(
+                "{} vertices hang from the arms or hands at the end",
+                r.hanging
+            ));
+        }
+        for f in &r.failures {
+            failures.push(format!("{}: {f}", r.name));
+        }
+    }
+    Ok(ClipReport {
+        clip: clip_name,
+        duration,
+        frames,
+        deep_frames,
+        loops,
+        first_frame_time,
+        garments: reports,
+        failures,
+        seconds: started.elapsed().as_secs_f32(),
+    })
+}

@@ -1,0 +1,192 @@
+//! `drape check [--rig FILE] [--clip NAME|all] [--method lbs|dqs|cor] [--spacing X]
+//! [--json out.json]`: dresses the character, simulates each clip as `drape bake` does and
+//! measures the garments against the visible skin (see [`crate::check`]): a table per clip and
+//! garment, a verdict, and a non-zero exit status when any clip fails.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args as ClapArgs;
+
+use super::CliError;
+use crate::check::{check_clip, ClipReport, Report, ReturnKind, Thresholds};
+use crate::garments::{GarmentKind, GarmentSpec};
+use crate::scene::{load_rig_named, SceneConfig};
+use crate::skin::SkinMethod;
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Character: `ninja` (built in) or a glTF/GLB path.
+    #[arg(long, default_value = "ninja")]
+    pub rig: String,
+    /// Clip name, or `all`.
+    #[arg(long, default_value = "all")]
+    pub clip: String,
+    /// Skinning of the body (and of the pins): lbs, dqs or cor.
+    #[arg(long, default_value = "lbs")]
+    pub method: String,
+    /// Garment particle spacing, × each garment's default (0.75..=3; 1.35 or more for a quick
+    /// check, as in CI).
+    #[arg(long, default_value_t = 1.0)]
+    pub spacing: f32,
+    /// Also write the whole report as JSON here (replaced if it exists).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Print only the table and the verdict (no per-clip progress on stderr).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn cm(m: f32) -> String {
+    format!("{:.1}", m * 100.0)
+}
+
+/// The human-readable table of one clip.
+pub fn clip_table(c: &ClipReport) -> String {
+    let mut s = String::new();
+    s += &format!(
+        "clip {} ({:.2} s, {} frames from {:.3} s, {}): {} of {} frames with a vertex > 1 cm inside — {}\n",
+        c.clip,
+        c.duration,
+        c.frames,
+        c.first_frame_time,
+        if c.loops {
+            "loops: played twice"
+        } else {
+            "does not loop: last pose held 1.5 s"
+        },
+        c.deep_frames,
+        c.frames,
+        if c.passed() { "PASS" } else { "FAIL" }
+    );
+    s += "  garment   | verts | frames >1cm | worst >3mm share (at s) | max depth cm (at s) | stretch % | lift cm | return RMS/max cm | hanging | above sash cm | deepest near\n";
+    for g in &c.garments {
+        s += &format!(
+            "  {:<9} | {:>5} | {:>11} | {:>8.2} % ({:>6.2})     | {:>6} ({:>6.2})     | {:>9.1} | {:>7} | {:>5} / {:<5} {} | {:>7} | {:>13} | {}\n",
+            g.name,
+            g.vertices,
+            g.deep_frames,
+            g.worst_share * 100.0,
+            g.worst_share_time,
+            cm(g.max_depth),
+            g.max_depth_time,
+            g.worst_stretch * 100.0,
+            cm(g.lift),
+            cm(g.return_rms),
+            cm(g.return_max),
+            match g.return_kind {
+                ReturnKind::Loop => "loop",
+                ReturnKind::Hold => "hold",
+            },
+            g.hanging,
+            g.above_sash.map_or("-".into(), cm),
+            if g.max_depth_bone.is_empty() {
+                "-"
+            } else {
+                g.max_depth_bone.as_str()
+            },
+        );
+    }
+    for f in &c.failures {
+        s += &format!("  FAIL: {f}\n");
+    }
+    s
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let method: SkinMethod = args.method.parse().map_err(CliError::new)?;
+    let (lo, hi) = (0.75, 3.0);
+    if !(lo..=hi).contains(&args.spacing) {
+        return Err(CliError::new(format!(
+            "bad --spacing {}: expected {lo}..={hi} (× each garment's default spacing)",
+            args.spacing
+        )));
+    }
+    let rig = load_rig_named(&args.rig, None)
+        .map_err(|e| CliError::new(format!("cannot load {}: {e}", args.rig)))?;
+    if rig.clips.is_empty() {
+        return Err(CliError::new(format!("{} has no clips to check", args.rig)));
+    }
+    let clips: Vec<usize> = if args.clip == "all" {
+        (0..rig.clips.len()).collect()
+    } else {
+        vec![rig.clip(&args.clip).ok_or_else(|| {
+            CliError::new(format!(
+                "{} has no clip named '{}' (clips: {})",
+                args.rig,
+                args.clip,
+                rig.clips
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?]
+    };
+    let config = SceneConfig {
+        method,
+        garments: GarmentKind::ALL
+            .iter()
+            .map(|&k| GarmentSpec::coarse(k, args.spacing))
+            .collect(),
+        ..SceneConfig::default()
+    };
+    let th = Thresholds::default();
+    let mut reports = Vec::new();
+    let mut unpinned_vertices = 0;
+    for &c in &clips {
+        if !args.quiet {
+            eprintln!("checking {} …", rig.clips[c].name);
+        }
+        let r = check_clip(&rig, c, &config, &th, &mut |_, _| {})
+            .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig)))?;
+        unpinned_vertices = r.garments.iter().map(|g| g.vertices).sum::<usize>();
+        print!("{}", clip_table(&r));
+        let _ = std::io::stdout().flush();
+        reports.push(r);
+    }
+    let body_triangles = rig.meshes.iter().map(|m| m.triangle_count()).sum();
+    let passed = reports.iter().all(|r| r.passed());
+    let report = Report {
+        rig: rig.source.clone(),
+        method: method.name().to_string(),
+        spacing: args.spacing,
+        unpinned_vertices,
+        body_triangles,
+        thresholds: th,
+        clips: reports,
+        passed,
+    };
+    if let Some(path) = &args.json {
+        let mut f = super::create_output(path, true)?;
+        serde_json::to_writer_pretty(&mut f, &report)
+            .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let failed: Vec<&str> = report
+        .clips
+        .iter()
+        .filter(|c| !c.passed())
+        .map(|c| c.clip.as_str())
+        .collect();
+    if failed.is_empty() {
+        println!(
+            "verdict: PASS ({} clips, {} skinning, spacing ×{})",
+            report.clips.len(),
+            report.method,
+            args.spacing
+        );
+        Ok(())
+    } else {
+        println!(
+            "verdict: FAIL ({} of {} clips: {})",
+            failed.len(),
+            report.clips.len(),
+            failed.join(", ")
+        );
+        Err(CliError::new(format!(
+            "check failed on {} of {} clips",
+            failed.len(),
+            report.clips.len()
+        )))
+    }
+}

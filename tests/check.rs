@@ -1,0 +1,354 @@
+//! Issue 19's instrument (`drape::check`, `drape check`): the inside-the-skin query against brute
+//! force and simple shapes, the per-frame measure on the dressed ninja, and a short CLI run.
+
+use drape::check::winding::{nearest_brute, winding_brute, SkinQuery};
+use drape::check::{arm_triangles, clip_loops, garment_inside, Thresholds};
+use drape::math::{Vec3, Vec3A};
+
+/// A UV sphere of radius `r` about `c`, triangles wound counter-clockwise seen from outside.
+fn sphere(c: Vec3, r: f32, rings: u32, segs: u32) -> Vec<[Vec3; 3]> {
+    let p = |i: u32, j: u32| {
+        let th = std::f32::consts::PI * i as f32 / rings as f32;
+        let ph = std::f32::consts::TAU * j as f32 / segs as f32;
+        c + r * Vec3::new(th.sin() * ph.cos(), th.cos(), th.sin() * ph.sin())
+    };
+    let mut out = Vec::new();
+    for i in 0..rings {
+        for j in 0..segs {
+            let (a, b, cc, d) = (p(i, j), p(i + 1, j), p(i + 1, j + 1), p(i, j + 1));
+            if i > 0 {
+                out.push([a, d, b]);
+            }
+            if i + 1 < rings {
+                out.push([b, d, cc]);
+            }
+        }
+    }
+    out
+}
+
+/// An axis-aligned box, outward-oriented; `open_top` leaves out the +y face.
+fn boxed(min: Vec3, max: Vec3, open_top: bool) -> Vec<[Vec3; 3]> {
+    let corner = |i: u32| {
+        Vec3::new(
+            if i & 1 != 0 { max.x } else { min.x },
+            if i & 2 != 0 { max.y } else { min.y },
+            if i & 4 != 0 { max.z } else { min.z },
+        )
+    };
+    // Faces as corner quads, counter-clockwise seen from outside.
+    let faces: [([u32; 4], bool); 6] = [
+        ([0, 4, 6, 2], false), // -x
+        ([1, 3, 7, 5], false), // +x
+        ([0, 1, 5, 4], false), // -y
+        ([2, 6, 7, 3], true),  // +y
+        ([0, 2, 3, 1], false), // -z
+        ([4, 5, 7, 6], false), // +z
+    ];
+    let mut out = Vec::new();
+    for (q, top) in faces {
+        if top && open_top {
+            continue;
+        }
+        let [a, b, c, d] = q.map(corner);
+        out.push([a, b, c]);
+        out.push([a, c, d]);
+    }
+    out
+}
+
+/// Deterministic points in a box (a small LCG, no dependency).
+fn points(n: usize, lo: Vec3, hi: Vec3, seed: u64) -> Vec<Vec3> {
+    let mut s = seed;
+    let mut next = || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 40) as f32 / (1u64 << 24) as f32
+    };
+    (0..n)
+        .map(|_| lo + (hi - lo) * Vec3::new(next(), next(), next()))
+        .collect()
+}
+
+#[test]
+fn sphere_inside_outside_and_depth() {
+    let tris = sphere(Vec3::new(0.1, 1.0, -0.2), 0.3, 24, 48);
+    let q = SkinQuery::new(&tris);
+    let c = Vec3::new(0.1, 1.0, -0.2);
+    for p in points(400, c - Vec3::splat(0.6), c + Vec3::splat(0.6), 7) {
+        let r = p.distance(c);
+        if (r - 0.3).abs() < 0.01 {
+            continue; // within the facets' sag of the surface
+        }
+        let hit = q.query(p);
+        assert_eq!(hit.is_inside(), r < 0.3, "{p} at r = {r}: {hit:?}");
+        let (d, _) = nearest_brute(&tris, p).unwrap();
+        if r < 0.3 {
+            assert!((hit.depth - d).abs() < 1e-5, "{} vs {d}", hit.depth);
+            // The faceted sphere lies within its facets' sag (about 2 r (1 − cos(π/48)) ≈ 1.3 mm)
+            // of the round one.
+            assert!(
+                (hit.depth - (0.3 - r)).abs() < 2e-3,
+                "{} vs {}",
+                hit.depth,
+                0.3 - r
+            );
+        } else {
+            assert_eq!(hit.depth, 0.0);
+        }
+    }
+}
+
+/// The hierarchical sum agrees with the exact one (within a few hundredths with the first-order
+/// far field and β = 2, far below the 0.5 the decision needs) and the BVH's nearest triangle with trying them all, on a closed sphere, two
+/// overlapping boxes and an open box.
+#[test]
+fn fast_winding_and_nearest_match_brute_force() {
+    let shapes: Vec<(&str, Vec<[Vec3; 3]>)> = vec![
+        ("sphere", sphere(Vec3::ZERO, 0.5, 16, 32)),
+        ("two boxes", {
+            let mut t = boxed(Vec3::splat(-0.5), Vec3::splat(0.2), false);
+            t.extend(boxed(Vec3::splat(-0.1), Vec3::splat(0.5), false));
+            t
+        }),
+        ("open box", boxed(Vec3::splat(-0.4), Vec3::splat(0.4), true)),
+    ];
+    for (name, tris) in &shapes {
+        let q = SkinQuery::new(tris);
+        assert_eq!(q.len(), tris.len());
+        for p in points(500, Vec3::splat(-1.0), Vec3::splat(1.0), 11) {
+            let fast = q.winding(p);
+            let exact = winding_brute(tris, p);
+            assert!(
+                (fast - exact).abs() < 0.05,
+                "{name} at {p}: {fast} vs {exact}"
+            );
+            let (d, t) = q.nearest(p, f32::INFINITY).unwrap();
+            let (db, tb) = nearest_brute(tris, p).unwrap();
+            assert!(
+                (d - db).abs() < 1e-6,
+                "{name} at {p}: {d} ({t}) vs {db} ({tb})"
+            );
+        }
+    }
+}
+
+#[test]
+fn overlapping_boxes_count_once_and_measure_to_the_nearest_face() {
+    let mut tris = boxed(Vec3::splat(-0.5), Vec3::splat(0.2), false);
+    tris.extend(boxed(Vec3::splat(-0.1), Vec3::splat(0.5), false));
+    let q = SkinQuery::new(&tris);
+    // In both boxes: winding 2, inside; depth to the nearest face of either (x = 0.2 or -0.1).
+    let p = Vec3::new(0.0, 0.05, 0.05);
+    let hit = q.query(p);
+    assert!((hit.winding - 2.0).abs() < 1e-3, "{hit:?}");
+    assert!(hit.is_inside());
+    assert!((hit.depth - 0.1).abs() < 1e-6, "{hit:?}");
+    // In one box only.
+    let hit = q.query(Vec3::new(-0.4, -0.4, -0.3));
+    assert!(
+        (hit.winding - 1.0).abs() < 1e-3 && (hit.depth - 0.1).abs() < 1e-6,
+        "{hit:?}"
+    );
+    let hit = q.query(Vec3::new(0.4, 0.45, 0.4));
+    assert!(
+        hit.is_inside() && (hit.depth - 0.05).abs() < 1e-6,
+        "{hit:?}"
+    );
+    // Outside both, in the notch between them.
+    let hit = q.query(Vec3::new(0.35, -0.3, 0.0));
+    assert!(!hit.is_inside() && hit.winding.abs() < 1e-3, "{hit:?}");
+}
+
+#[test]
+fn an_open_box_is_inside_below_its_rim_and_outside_above() {
+    let tris = boxed(Vec3::splat(-0.4), Vec3::splat(0.4), true);
+    let q = SkinQuery::new(&tris);
+    // Deep in the box the missing lid subtends a small solid angle: w well above ½.
+    let low = q.query(Vec3::new(0.0, -0.3, 0.0));
+    assert!(low.is_inside() && low.winding > 0.8, "{low:?}");
+    assert!((low.depth - 0.1).abs() < 1e-6, "{low:?}");
+    // Above the opening: outside.
+    let high = q.query(Vec3::new(0.0, 0.6, 0.0));
+    assert!(!high.is_inside(), "{high:?}");
+    // Beside the box: outside.
+    assert!(!q.query(Vec3::new(0.7, 0.0, 0.0)).is_inside());
+}
+
+/// On the dressed ninja: a free hakama vertex moved to the hips joint (inside the pelvis) is
+/// found inside at its distance to the nearest skin triangle; one moved 1.5 m above the hips (above
+/// the head) is not.
+#[test]
+fn a_cloth_vertex_placed_inside_the_body_is_found_at_its_depth() {
+    use drape::garments::{GarmentKind, GarmentSpec};
+    use drape::scene::{Scene, SceneConfig};
+    let rig = drape::ninja::build().unwrap().rig;
+    let config = SceneConfig {
+        clip: Some("stance".into()),
+        garments: [GarmentKind::Hakama, GarmentKind::Cape]
+            .iter()
+            .map(|&k| GarmentSpec::coarse(k, 3.0))
+            .collect(),
+        settle: 0.1,
+        blend: 0.1,
+        ..SceneConfig::default()
+    };
+    let mut scene = Scene::new(rig, config).unwrap();
+    for _ in 0..6 {
+        scene.step(1.0 / 60.0);
+    }
+    let hips = scene.player.hips().unwrap();
+    let hip = scene.world_from_node()[hips].w_axis.truncate();
+    let m = &scene.model;
+    let free: Vec<usize> = m.garments[0]
+        .particles
+        .clone()
+        .filter(|&i| !m.is_pinned(i))
+        .collect();
+    let (a, b) = (free[0], free[free.len() / 2]);
+    let front = hip + Vec3::new(0.0, 1.5, 0.0);
+    scene.state.x[a] = Vec3A::from(hip);
+    scene.state.x[b] = Vec3A::from(front);
+    let mut q = SkinQuery::default();
+    let mut inside = Vec::new();
+    garment_inside(&scene, &mut q, &mut inside);
+    assert_eq!(inside.len(), scene.model.len());
+    // The reference: every body triangle, brute force.
+    let mut tris = Vec::new();
+    for (mi, mesh) in scene.rig.meshes.iter().enumerate() {
+        let p = scene.body_positions(mi);
+        for t in mesh.indices.chunks_exact(3) {
+            tris.push([p[t[0] as usize], p[t[1] as usize], p[t[2] as usize]]);
+        }
+    }
+    assert_eq!(q.len(), tris.len());
+    let (d, _) = nearest_brute(&tris, hip).unwrap();
+    // The ninja's parts overlap at the hips (winding ≈ 3 there): the depth is the distance to the
+    // nearest triangle of any part, not to the outer skin.
+    assert!(inside[a].is_inside(), "{:?}", inside[a]);
+    assert!(
+        (inside[a].depth - d).abs() < 1e-5 && d > 0.0,
+        "{:?} vs {d}",
+        inside[a]
+    );
+    assert!((winding_brute(&tris, hip) - inside[a].winding).abs() < 0.05);
+    assert!(
+        !inside[b].is_inside() && inside[b].depth == 0.0,
+        "{:?}",
+        inside[b]
+    );
+    assert!(winding_brute(&tris, front).abs() < 0.5);
+    // The ninja's arms and hands are recognised by their bone names.
+    let arm = arm_triangles(&scene.rig);
+    assert_eq!(arm.len(), tris.len());
+    let share = arm.iter().filter(|&&a| a).count() as f32 / arm.len() as f32;
+    // Hands (with fingers) are finely tessellated: about half the triangles.
+    assert!(share > 0.05 && share < 0.8, "{share}");
+}
+
+#[test]
+fn the_ninja_clips_end_where_they_start() {
+    let rig = drape::ninja::build().unwrap().rig;
+    let tol = Thresholds::default().loop_tolerance;
+    for (c, clip) in rig.clips.iter().enumerate() {
+        assert!(
+            clip_loops(&rig, c, drape::anim::RootMotion::InPlace, tol),
+            "{}",
+            clip.name
+        );
+    }
+}
+
+/// `drape check` on a short clip with coarse garments: the table, the JSON and the exit status
+/// agree.
+#[test]
+fn the_check_command_prints_a_verdict_and_writes_json() {
+    let dir = std::env::temp_dir().join(format!("drape-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("check.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args([
+            "check",
+            "--clip",
+            "jab_cross",
+            "--spacing",
+            "3",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("clip jab_cross"), "{stdout}\n{stderr}");
+    assert!(stdout.contains("verdict: "), "{stdout}\n{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let passed = v["passed"].as_bool().unwrap();
+    assert_eq!(passed, out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(passed, stdout.contains("verdict: PASS"));
+    let clip = &v["clips"][0];
+    assert_eq!(clip["clip"], "jab_cross");
+    assert_eq!(clip["loops"], true);
+    assert_eq!(clip["frames"], 96);
+    let garments = clip["garments"].as_array().unwrap();
+    assert_eq!(garments.len(), 4);
+    for g in garments {
+        assert!(g["worst_stretch"].as_f64().unwrap() > 0.9, "{g}");
+        assert!(g["return_rms"].as_f64().unwrap().is_finite(), "{g}");
+    }
+    // A bad option is refused with a message, before any simulation.
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(["check", "--clip", "nope"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no clip named 'nope'"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A clip cut off mid-punch does not end where it starts: it is not played twice but its last
+/// pose is held for 1.5 s, and each garment is compared with its drape at the clip's start.
+#[test]
+fn a_clip_that_does_not_loop_is_held_and_compared_with_its_start() {
+    use drape::check::{check_clip, ReturnKind};
+    use drape::garments::{GarmentKind, GarmentSpec};
+    use drape::scene::SceneConfig;
+    let mut rig = drape::ninja::build().unwrap().rig;
+    let c = rig.clip("jab_cross").unwrap();
+    let th = Thresholds::default();
+    assert!(clip_loops(
+        &rig,
+        c,
+        drape::anim::RootMotion::InPlace,
+        th.loop_tolerance
+    ));
+    rig.clips[c].end = rig.clips[c].start + 0.5;
+    assert!(!clip_loops(
+        &rig,
+        c,
+        drape::anim::RootMotion::InPlace,
+        th.loop_tolerance
+    ));
+    let config = SceneConfig {
+        garments: vec![GarmentSpec::coarse(GarmentKind::Cape, 3.0)],
+        settle: 0.2,
+        blend: 0.2,
+        ..SceneConfig::default()
+    };
+    let mut calls = 0;
+    let r = check_clip(&rig, c, &config, &th, &mut |_, _| calls += 1).unwrap();
+    assert!(!r.loops);
+    assert_eq!(r.frames, 30);
+    // Start-up (0.4 s), the clip (0.5 s) and the hold (1.5 s) at 60 frames per second.
+    assert_eq!(calls, 24 + 30 + 90);
+    let g = &r.garments[0];
+    assert_eq!(g.return_kind, ReturnKind::Hold);
+    assert!(
+        g.return_rms.is_finite() && g.return_max >= g.return_rms,
+        "{g:?}"
+    );
+    assert!(g.above_sash.is_none());
+    assert_eq!(r.passed(), r.failures.is_empty());
+}
