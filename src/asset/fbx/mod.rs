@@ -16,7 +16,10 @@
 
 pub mod binary;
 pub mod clips_from;
+mod curve;
+mod geometry;
 pub mod scene;
+mod transform;
 pub mod write;
 
 use std::path::Path;

@@ -29,24 +29,28 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use glam::{DMat3, DMat4, DQuat, DVec3, EulerRot};
+use glam::{DMat3, DMat4, DVec3};
 
 use super::binary::{Document, Node, Prop};
+use super::curve::{read_curve, Curve};
+use super::geometry::{embedded_texture, read_geometry};
+use super::transform::ModelXf;
+pub use super::transform::{euler_quat, quat_euler_xyz};
 use crate::anim::{Clip, Interpolation, Skeleton, Skin, Track};
 use crate::asset::geometry;
 use crate::asset::LoadOptions;
-use crate::math::{Mat4, Transform, Vec2, Vec3, Vec4};
-use crate::rig::{Material, Rig, SkinnedMesh, Texture};
+use crate::math::{Mat4, Transform, Vec4};
+use crate::rig::{Material, Rig, Texture};
 
 /// FBX time unit: ticks per second (FBX SDK `FbxTime`).
 pub const TICKS_PER_SECOND: f64 = 46_186_158_000.0;
 
 /// One object of the `Objects` section.
-struct Obj<'a> {
-    class: &'a str,
-    name: String,
-    sub: String,
-    node: &'a Node,
+pub(super) struct Obj<'a> {
+    pub(super) class: &'a str,
+    pub(super) name: String,
+    pub(super) sub: String,
+    pub(super) node: &'a Node,
 }
 
 /// The object name of an FBX 7 name property: `"Hips\0\x01Model"` → `"Hips"`.
@@ -71,19 +75,19 @@ fn props70(node: &Node) -> HashMap<String, Vec<Prop>> {
 }
 
 /// An object's properties with the file's template (`Definitions`) as fallback.
-struct Props<'a> {
+pub(super) struct Props<'a> {
     own: HashMap<String, Vec<Prop>>,
     template: Option<&'a HashMap<String, Vec<Prop>>>,
 }
 
 impl Props<'_> {
-    fn get(&self, name: &str) -> Option<&Vec<Prop>> {
+    pub(super) fn get(&self, name: &str) -> Option<&Vec<Prop>> {
         self.own
             .get(name)
             .or_else(|| self.template.and_then(|t| t.get(name)))
     }
 
-    fn vec3(&self, name: &str, default: DVec3) -> DVec3 {
+    pub(super) fn vec3(&self, name: &str, default: DVec3) -> DVec3 {
         match self.get(name) {
             Some(v) if v.len() >= 3 => DVec3::new(
                 v[0].as_f64().unwrap_or(default.x),
@@ -94,117 +98,12 @@ impl Props<'_> {
         }
     }
 
-    fn num(&self, name: &str, default: f64) -> f64 {
+    pub(super) fn num(&self, name: &str, default: f64) -> f64 {
         self.get(name)
             .and_then(|v| v.first())
             .and_then(|p| p.as_f64())
             .unwrap_or(default)
     }
-}
-
-/// The static transform properties of a model.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ModelXf {
-    pub t: DVec3,
-    /// Euler degrees.
-    pub r: DVec3,
-    pub s: DVec3,
-    pub order: u8,
-    pub pre: DVec3,
-    pub post: DVec3,
-    pub roff: DVec3,
-    pub rpiv: DVec3,
-    pub soff: DVec3,
-    pub spiv: DVec3,
-    pub geo_t: DVec3,
-    pub geo_r: DVec3,
-    pub geo_s: DVec3,
-}
-
-impl ModelXf {
-    fn read(p: &Props) -> Self {
-        let active = p.num("RotationActive", 0.0) != 0.0;
-        ModelXf {
-            t: p.vec3("Lcl Translation", DVec3::ZERO),
-            r: p.vec3("Lcl Rotation", DVec3::ZERO),
-            s: p.vec3("Lcl Scaling", DVec3::ONE),
-            order: if active {
-                p.num("RotationOrder", 0.0) as u8
-            } else {
-                0
-            },
-            pre: if active {
-                p.vec3("PreRotation", DVec3::ZERO)
-            } else {
-                DVec3::ZERO
-            },
-            post: if active {
-                p.vec3("PostRotation", DVec3::ZERO)
-            } else {
-                DVec3::ZERO
-            },
-            roff: p.vec3("RotationOffset", DVec3::ZERO),
-            rpiv: p.vec3("RotationPivot", DVec3::ZERO),
-            soff: p.vec3("ScalingOffset", DVec3::ZERO),
-            spiv: p.vec3("ScalingPivot", DVec3::ZERO),
-            geo_t: p.vec3("GeometricTranslation", DVec3::ZERO),
-            geo_r: p.vec3("GeometricRotation", DVec3::ZERO),
-            geo_s: p.vec3("GeometricScaling", DVec3::ONE),
-        }
-    }
-
-    /// `parent_from_model` for the given Lcl T, R (degrees), S.
-    pub fn local(&self, t: DVec3, r: DVec3, s: DVec3) -> DMat4 {
-        let rot = |v: DVec3, order: u8| DMat4::from_quat(euler_quat(v, order));
-        let tr = DMat4::from_translation;
-        tr(t)
-            * tr(self.roff)
-            * tr(self.rpiv)
-            * rot(self.pre, 0)
-            * rot(r, self.order)
-            * rot(self.post, 0).inverse()
-            * tr(-self.rpiv)
-            * tr(self.soff)
-            * tr(self.spiv)
-            * DMat4::from_scale(s)
-            * tr(-self.spiv)
-    }
-
-    pub fn rest_local(&self) -> DMat4 {
-        self.local(self.t, self.r, self.s)
-    }
-
-    /// The geometric transform (applies to the model's geometry only, not to its children).
-    pub fn geometric(&self) -> DMat4 {
-        DMat4::from_translation(self.geo_t)
-            * DMat4::from_quat(euler_quat(self.geo_r, 0))
-            * DMat4::from_scale(self.geo_s)
-    }
-}
-
-/// An FBX Euler rotation (degrees) as a quaternion. `order` is FBX's `EFbxRotationOrder`:
-/// 0 XYZ, 1 XZY, 2 YZX, 3 YXZ, 4 ZXY, 5 ZYX, 6 spheric XYZ (read as XYZ); "XYZ" rotates about X
-/// first, so its matrix is `Rz · Ry · Rx`.
-pub fn euler_quat(deg: DVec3, order: u8) -> DQuat {
-    let x = DQuat::from_rotation_x(deg.x.to_radians());
-    let y = DQuat::from_rotation_y(deg.y.to_radians());
-    let z = DQuat::from_rotation_z(deg.z.to_radians());
-    match order {
-        1 => y * z * x,
-        2 => x * z * y,
-        3 => z * x * y,
-        4 => y * x * z,
-        5 => x * y * z,
-        _ => z * y * x,
-    }
-}
-
-/// A quaternion as FBX Euler XYZ degrees (`Rz · Ry · Rx`), the inverse of
-/// [`euler_quat`]`(_, 0)`.
-pub fn quat_euler_xyz(q: DQuat) -> DVec3 {
-    // glam's EulerRot::ZYX gives (z, y, x) with q = Rz · Ry · Rx.
-    let (z, y, x) = q.to_euler(EulerRot::ZYX);
-    DVec3::new(x.to_degrees(), y.to_degrees(), z.to_degrees())
 }
 
 /// Builds the rig. `label` names the file in messages; `Err` is a sentence without it.
@@ -862,387 +761,4 @@ fn unique_name(name: &str, seen: &mut BTreeSet<String>) -> String {
         k += 1;
     }
     n
-}
-
-/// One animation curve: key times (ticks) and values.
-#[derive(Clone, Debug, Default)]
-struct Curve {
-    times: Vec<i64>,
-    values: Vec<f64>,
-    /// Constant (stepped) interpolation from each key, from `KeyAttrFlags`.
-    step: Vec<bool>,
-}
-
-impl Curve {
-    fn eval(&self, t: i64) -> f64 {
-        let n = self.times.len();
-        let i = self.times.partition_point(|&k| k <= t);
-        if i == 0 {
-            return self.values[0];
-        }
-        if i >= n {
-            return self.values[n - 1];
-        }
-        let k = i - 1;
-        if self.step.get(k).copied().unwrap_or(false) {
-            return self.values[k];
-        }
-        let (t0, t1) = (self.times[k], self.times[k + 1]);
-        let s = (t - t0) as f64 / (t1 - t0) as f64;
-        self.values[k] + (self.values[k + 1] - self.values[k]) * s
-    }
-}
-
-fn read_curve(o: &Obj) -> Result<Option<Curve>, String> {
-    let times = o.node.child_prop("KeyTime").and_then(|p| p.to_i64s());
-    let values = o.node.child_prop("KeyValueFloat").and_then(|p| p.to_f64s());
-    let (Some(times), Some(values)) = (times, values) else {
-        return Ok(None);
-    };
-    if times.len() != values.len() {
-        return Err(format!(
-            "curve {:?} has {} key times but {} values",
-            o.name,
-            times.len(),
-            values.len()
-        ));
-    }
-    if times.is_empty() {
-        return Ok(None);
-    }
-    if times.windows(2).any(|w| w[1] <= w[0]) {
-        return Err(format!("curve {:?}: key times do not increase", o.name));
-    }
-    if values.iter().any(|v| !v.is_finite()) {
-        return Err(format!("curve {:?} has a value that is not finite", o.name));
-    }
-    // KeyAttrFlags + KeyAttrRefCount: run-length attributes; 0x02 = constant interpolation.
-    let mut step = Vec::new();
-    if let (Some(flags), Some(counts)) = (
-        o.node.child_prop("KeyAttrFlags").and_then(|p| p.to_i64s()),
-        o.node
-            .child_prop("KeyAttrRefCount")
-            .and_then(|p| p.to_i64s()),
-    ) {
-        for (f, c) in flags.iter().zip(&counts) {
-            let c = (*c).clamp(0, times.len() as i64) as usize;
-            step.extend(std::iter::repeat_n(f & 0x02 != 0, c));
-            if step.len() >= times.len() {
-                break;
-            }
-        }
-    }
-    Ok(Some(Curve {
-        times,
-        values,
-        step,
-    }))
-}
-
-/// Layer-element data mapped to control points.
-enum Mapping {
-    PolygonVertex,
-    ControlPoint,
-    Polygon,
-    AllSame,
-}
-
-fn mapping_of(layer: &Node) -> Result<Mapping, String> {
-    let m = layer
-        .child_prop("MappingInformationType")
-        .and_then(|p| p.as_str())
-        .unwrap_or("ByPolygonVertex");
-    Ok(match m {
-        "ByPolygonVertex" => Mapping::PolygonVertex,
-        "ByVertice" | "ByVertex" | "ByControlPoint" => Mapping::ControlPoint,
-        "ByPolygon" => Mapping::Polygon,
-        "AllSame" => Mapping::AllSame,
-        other => return Err(format!("{}: unsupported mapping {other:?}", layer.name)),
-    })
-}
-
-/// Reads `values` (with `stride` numbers per item) of a layer element, resolved through its
-/// index array when `ReferenceInformationType` says so, for polygon vertex `pv` of polygon
-/// `poly` at control point `cp`.
-struct Layer {
-    mapping: Mapping,
-    values: Vec<f64>,
-    index: Option<Vec<i32>>,
-    stride: usize,
-}
-
-impl Layer {
-    fn read(layer: &Node, key: &str, index_key: &str, stride: usize) -> Result<Self, String> {
-        let mapping = mapping_of(layer)?;
-        let values = layer
-            .child_prop(key)
-            .and_then(|p| p.to_f64s())
-            .ok_or_else(|| format!("{} has no {key} array", layer.name))?;
-        let refs = layer
-            .child_prop("ReferenceInformationType")
-            .and_then(|p| p.as_str())
-            .unwrap_or("Direct");
-        let index = if refs == "IndexToDirect" || refs == "Index" {
-            Some(
-                layer
-                    .child_prop(index_key)
-                    .and_then(|p| p.to_i32s())
-                    .ok_or_else(|| {
-                        format!("{} says IndexToDirect but has no {index_key}", layer.name)
-                    })?,
-            )
-        } else {
-            None
-        };
-        Ok(Layer {
-            mapping,
-            values,
-            index,
-            stride,
-        })
-    }
-
-    fn get(&self, pv: usize, poly: usize, cp: usize) -> Option<&[f64]> {
-        let i = match self.mapping {
-            Mapping::PolygonVertex => pv,
-            Mapping::ControlPoint => cp,
-            Mapping::Polygon => poly,
-            Mapping::AllSame => 0,
-        };
-        let i = match &self.index {
-            Some(ix) => usize::try_from(*ix.get(i)?).ok()?,
-            None => i,
-        };
-        self.values.get(i * self.stride..(i + 1) * self.stride)
-    }
-}
-
-fn read_geometry(
-    g: &Obj,
-    model: &str,
-    geo: &DMat4,
-    mat_ids: &[u32],
-    warnings: &mut Vec<String>,
-) -> Result<SkinnedMesh, String> {
-    let v = g
-        .node
-        .child_prop("Vertices")
-        .and_then(|p| p.to_f64s())
-        .unwrap_or_default();
-    if v.len() % 3 != 0 {
-        return Err(format!(
-            "Vertices has {} numbers, not a multiple of 3",
-            v.len()
-        ));
-    }
-    let n = v.len() / 3;
-    let positions: Vec<Vec3> = v
-        .chunks_exact(3)
-        .map(|c| geo.transform_point3(DVec3::new(c[0], c[1], c[2])).as_vec3())
-        .collect();
-    if positions.iter().any(|p| !p.is_finite()) {
-        return Err("a control point is not finite".into());
-    }
-    let pvi = g
-        .node
-        .child_prop("PolygonVertexIndex")
-        .and_then(|p| p.to_i32s())
-        .unwrap_or_default();
-    // Polygons: (first polygon-vertex, count).
-    let mut polys: Vec<(usize, usize)> = Vec::new();
-    let mut cps: Vec<usize> = Vec::with_capacity(pvi.len());
-    let mut start = 0;
-    for (k, &i) in pvi.iter().enumerate() {
-        let (cp, end) = if i < 0 { (!i, true) } else { (i, false) };
-        let cp = cp as usize;
-        if cp >= n {
-            return Err(format!(
-                "PolygonVertexIndex {k} names control point {cp}, but there are {n}"
-            ));
-        }
-        cps.push(cp);
-        if end {
-            polys.push((start, k + 1 - start));
-            start = k + 1;
-        }
-    }
-    if start != pvi.len() {
-        warnings.push(format!(
-            "mesh {model:?}: the last polygon has no end marker (negative index); closed it"
-        ));
-        polys.push((start, pvi.len() - start));
-    }
-    let layer = |name: &'static str| g.node.children_named(name).next();
-    // Materials per polygon: the mesh takes the most used one.
-    let mut material = mat_ids.first().copied();
-    if let Some(lm) = layer("LayerElementMaterial") {
-        if let Some(m) = lm.child_prop("Materials").and_then(|p| p.to_i32s()) {
-            let mut counts: BTreeMap<i32, usize> = BTreeMap::new();
-            let by_poly = matches!(mapping_of(lm), Ok(Mapping::Polygon)) && m.len() > 1;
-            for &i in if by_poly {
-                &m[..]
-            } else {
-                &m[..m.len().min(1)]
-            } {
-                *counts.entry(i).or_default() += 1;
-            }
-            if counts.len() > 1 {
-                warnings.push(format!(
-                    "mesh {model:?} uses {} materials; drape draws it with the most used one \
-                     (its control points are kept as they are, so the mesh is not split)",
-                    counts.len()
-                ));
-            }
-            if let Some((&best, _)) = counts.iter().max_by_key(|(_, &c)| c) {
-                material = usize::try_from(best)
-                    .ok()
-                    .and_then(|i| mat_ids.get(i).copied())
-                    .or(material);
-            }
-        }
-    }
-    let mut indices = Vec::new();
-    let mut skipped = 0;
-    for &(s, c) in &polys {
-        if c < 3 {
-            skipped += 1;
-            continue;
-        }
-        for k in 1..c - 1 {
-            indices.extend_from_slice(&[cps[s] as u32, cps[s + k] as u32, cps[s + k + 1] as u32]);
-        }
-    }
-    if skipped > 0 {
-        warnings.push(format!(
-            "mesh {model:?}: {skipped} polygon(s) with fewer than 3 corners skipped"
-        ));
-    }
-    // Normals (layer 0), averaged per control point.
-    let normal_mat = DMat3::from_mat4(*geo).inverse().transpose();
-    let mut normals = vec![Vec3::ZERO; n];
-    let mut have_normals = false;
-    if let Some(ln) = layer("LayerElementNormal") {
-        let l = Layer::read(ln, "Normals", "NormalsIndex", 3)?;
-        for (pi, &(s, c)) in polys.iter().enumerate() {
-            for pv in s..s + c {
-                if let Some(v) = l.get(pv, pi, cps[pv]) {
-                    let nv = normal_mat * DVec3::new(v[0], v[1], v[2]);
-                    normals[cps[pv]] += nv.normalize_or_zero().as_vec3();
-                    have_normals = true;
-                }
-            }
-        }
-    }
-    let computed = geometry::smooth_normals(&positions, &indices);
-    for (i, nv) in normals.iter_mut().enumerate() {
-        *nv = if have_normals {
-            nv.try_normalize().unwrap_or(computed[i])
-        } else {
-            computed[i]
-        };
-    }
-    // UVs (layer 0): the first one each control point is given; V flipped to glTF's top-left
-    // origin.
-    let mut uvs = Vec::new();
-    if let Some(lu) = layer("LayerElementUV") {
-        let l = Layer::read(lu, "UV", "UVIndex", 2)?;
-        let mut set = vec![false; n];
-        uvs = vec![Vec2::ZERO; n];
-        let mut seams = 0usize;
-        for (pi, &(s, c)) in polys.iter().enumerate() {
-            for pv in s..s + c {
-                if let Some(uv) = l.get(pv, pi, cps[pv]) {
-                    let uv = Vec2::new(uv[0] as f32, 1.0 - uv[1] as f32);
-                    let cp = cps[pv];
-                    if !set[cp] {
-                        set[cp] = true;
-                        uvs[cp] = uv;
-                    } else if (uvs[cp] - uv).abs().max_element() > 1e-6 {
-                        seams += 1;
-                    }
-                }
-            }
-        }
-        if seams > 0 {
-            warnings.push(format!(
-                "mesh {model:?}: {seams} polygon corner(s) on UV seams; each control point keeps \
-                 its first UV (the file's vertex order is kept, nothing is split)"
-            ));
-        }
-    }
-    Ok(SkinnedMesh {
-        name: model.to_string(),
-        node: 0,
-        skin: None,
-        material,
-        positions,
-        normals,
-        uvs,
-        indices,
-        ..Default::default()
-    })
-}
-
-/// The image a `Texture` object points to through its `Video`, when embedded (`Content`).
-fn embedded_texture(
-    objs: &HashMap<i64, Obj>,
-    tex: i64,
-    sources: &dyn Fn(i64, &str) -> Vec<(i64, Option<String>)>,
-    opts: &LoadOptions,
-    warnings: &mut Vec<String>,
-) -> Option<Texture> {
-    if !opts.decode_textures {
-        return None;
-    }
-    let name = objs.get(&tex).map(|o| o.name.clone()).unwrap_or_default();
-    let content = sources(tex, "Video").into_iter().find_map(|(v, _)| {
-        match objs[&v].node.child_prop("Content") {
-            Some(Prop::Raw(b)) if !b.is_empty() => Some(b.clone()),
-            _ => None,
-        }
-    });
-    let Some(bytes) = content else {
-        let file = objs
-            .get(&tex)
-            .and_then(|o| {
-                o.node
-                    .child_prop("RelativeFilename")
-                    .or(o.node.child_prop("FileName"))
-            })
-            .and_then(|p| p.as_str())
-            .unwrap_or("?")
-            .to_string();
-        warnings.push(format!(
-            "texture {name:?} is not embedded in the file ({file}); drawn without it"
-        ));
-        return None;
-    };
-    let decoded = std::panic::catch_unwind(|| {
-        let mut r = image::ImageReader::new(std::io::Cursor::new(&bytes[..]))
-            .with_guessed_format()
-            .map_err(|e| e.to_string())?;
-        let mut limits = image::Limits::default();
-        limits.max_alloc = Some(opts.max_total_bytes);
-        r.limits(limits);
-        r.decode().map_err(|e| e.to_string())
-    });
-    match decoded {
-        Ok(Ok(img)) => {
-            let rgba = img.to_rgba8();
-            Some(Texture {
-                name,
-                width: rgba.width(),
-                height: rgba.height(),
-                rgba8: rgba.into_raw(),
-            })
-        }
-        Ok(Err(e)) => {
-            warnings.push(format!("texture {name:?} not decoded: {e}"));
-            None
-        }
-        Err(_) => {
-            warnings.push(format!("texture {name:?} not decoded: the decoder failed"));
-            None
-        }
-    }
 }
