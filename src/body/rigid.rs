@@ -11,7 +11,7 @@
 //! and the mesh's node keep their rest transforms (true in the files seen: the mesh nodes are
 //! children of joint nodes and are not animated).
 
-use crate::math::{Mat3, Mat4, Vec3};
+use crate::math::{Mat3, Mat4};
 use crate::rig::{Rig, SkinnedMesh};
 
 /// The rig with its rigid and other-skin meshes bound to skin `skin` (appended after the rig's
