@@ -207,6 +207,11 @@ pub struct Scene {
     pub times: SceneTimes,
     /// Whether to time the stages (costs a few clock reads per stage).
     pub profile: bool,
+    /// Which node played each humanoid role when the garments were built, and how it was
+    /// found ([`crate::garments::BoneMap::report`]).
+    pub bones: crate::garments::BoneMap,
+    /// The body scale the garments were laid out at ([`BodyAtRest::scale`]).
+    pub body_scale: f32,
     pose: Pose,
     rest_pose: Pose,
     first_frame: Pose,
@@ -258,17 +263,32 @@ impl Scene {
             })?),
             None => (!rig.clips.is_empty()).then_some(0),
         };
-        let proxies = Proxies::fit(&rig, skin, &config.proxies)?;
-        let rest_frame = proxies.rest_frame(&rig, skin);
+        // The body the cloth meets: the skin plus the meshes that follow a joint rigidly or
+        // belong to another skin over the same joints (RobotExpressive's pieces, KayKit's
+        // props), bound to the skin for the proxies and the pins; the rig itself is still what
+        // is drawn and exported. Pins bound to those meshes index past the rig's own meshes,
+        // so the CoR centres skip them (DQS, as for any pin without a centre).
+        let body_rig = crate::body::with_rigid_parts(&rig, skin);
+        let body_rig_ref = body_rig.as_ref().unwrap_or(&rig);
+        let proxies = Proxies::fit(body_rig_ref, skin, &config.proxies)?;
+        let rest_frame = proxies.rest_frame(body_rig_ref, skin);
         let mut built = Vec::new();
+        let bones;
         {
-            let body =
-                BodyAtRest::with_bones(&rig, skin, &rest_frame, &proxies.capsules, &config.bones)?
-                    .with_proxy_joints(&proxies.joint);
+            let body = BodyAtRest::with_bones(
+                body_rig_ref,
+                skin,
+                &rest_frame,
+                &proxies.capsules,
+                &config.bones,
+            )?
+            .with_proxy_joints(&proxies.joint);
             for spec in &config.garments {
                 built.push(build_garment(&body, spec)?);
             }
+            bones = (body.bones.clone(), body.scale);
         }
+        drop(body_rig);
         let mut pins = PinBinding::default();
         let mut garments = Vec::new();
         let mut cloth = Vec::new();
@@ -347,6 +367,8 @@ impl Scene {
             clip,
             times: SceneTimes::default(),
             profile: false,
+            bones: bones.0,
+            body_scale: bones.1,
             config,
         };
         if scene.phase == Phase::Play {

@@ -15,6 +15,7 @@
 
 pub mod bvh;
 pub mod proxies;
+mod rigid;
 pub mod surface;
 
 pub use self::bvh::ProxyBvh;
@@ -23,3 +24,4 @@ pub use proxies::{
     union_sdf, world_from_bind, BodyError, CapsuleClosest, JointQuality, Proxies, ProxyFrame,
     ProxyOptions, ProxyQuality, QUALITY_TOLERANCE,
 };
+pub use rigid::with_rigid_parts;

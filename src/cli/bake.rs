@@ -338,6 +338,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Scene::new(rig, cfg).map_err(|e| err(&e))?
         }
     };
+    // Say which bone was taken for which role when the names were not all Mixamo's.
+    if let Some(note) = bones_note(&scene) {
+        eprint!("{note}");
+    }
     let mut bar = ProgressBar::new();
     let opts = BakeOptions {
         seconds: args.seconds,
@@ -370,4 +374,32 @@ pub fn run(args: Args) -> Result<(), CliError> {
         baked.times.last().copied().unwrap_or(0.0),
     );
     Ok(())
+}
+
+/// The bone map the garments were built with, when some role was not found by its Mixamo
+/// name (read in another scheme, filled from a chain, guessed from the shape, named by the
+/// scene file), and the body scale when it is not 1; `None` for a plain Mixamo rig.
+pub fn bones_note(scene: &Scene) -> Option<String> {
+    use crate::garments::BoneSource;
+    let plain = scene
+        .bones
+        .sources
+        .iter()
+        .all(|(_, s)| matches!(s, BoneSource::Mixamo | BoneSource::Skin));
+    if plain && scene.body_scale == 1.0 {
+        return None;
+    }
+    let mut s = format!(
+        "bones the garments were laid out from (role <- node, how it was found){}:\n",
+        if scene.body_scale != 1.0 {
+            format!(
+                "; garment sizes scaled by {:.2} to the body's height",
+                scene.body_scale
+            )
+        } else {
+            String::new()
+        }
+    );
+    s.push_str(&scene.bones.describe(&scene.rig.skeleton));
+    Some(s)
 }

@@ -16,6 +16,10 @@ pub struct Args {
     /// List every joint of every skin instead of a summary.
     #[arg(long)]
     pub joints: bool,
+    /// Also say which node plays each humanoid role the garments are laid out from, and how it
+    /// was found (by name, from a chain, from the skeleton's shape).
+    #[arg(long)]
+    pub bones: bool,
     /// Follow buffer/image URIs that point outside the file's folder.
     #[arg(long)]
     pub allow_outside_uris: bool,
@@ -28,7 +32,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let rig = load_rig_with(&args.file, &opts).map_err(|e| CliError::new(e.to_string()))?;
     print!("{}", describe(&rig, args.joints));
+    if args.bones {
+        print!("{}", describe_bones(&rig));
+    }
     Ok(())
+}
+
+/// The humanoid bone map of `drape info --bones`: each role's node and how it was found, or why
+/// there is none (its rigid meshes count as body, as in a scene).
+pub fn describe_bones(rig: &Rig) -> String {
+    let body = crate::body::with_rigid_parts(rig, 0);
+    match crate::garments::BoneMap::for_rig(body.as_ref().unwrap_or(rig), &[]) {
+        Ok(map) => format!(
+            "\nbones (role <- node, how it was found)\n{}",
+            map.describe(&rig.skeleton)
+        ),
+        Err(e) => format!("\nbones: {e}\n"),
+    }
 }
 
 /// The report `drape info` prints, as a string (tested without a process).

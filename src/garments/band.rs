@@ -48,9 +48,10 @@ pub(super) fn band_with_tails(
     let tail_cols = ((tail_width / spec.spacing).round() as usize).max(1) + 1;
     let tail_rows = ((tail_length * spec.length / spec.spacing).round() as usize).max(2) + 1;
     let tdy = tail_length * spec.length / (tail_rows - 1) as f32;
-    let tail_clear = clearance + 0.012;
+    let tail_clear = clearance + 0.012 * body.scale;
     for side in [-1.0f32, 1.0] {
-        let start = centre - body.forward * (back + 0.012) + body.left * side * tail_spread
+        let start = centre - body.forward * (back + 0.012 * body.scale)
+            + body.left * side * tail_spread
             - Vec3::Y * 0.25 * band_height;
         let tb = sheet.grid(tail_cols, tail_rows, false, |c, r| {
             let s = (c as f32 / (tail_cols - 1) as f32 - 0.5) * tail_width;

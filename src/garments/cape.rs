@@ -14,7 +14,7 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
     let spine2 = body.joint("Spine2", g)?;
     let (la, ra) = (body.joint("LeftArm", g)?, body.joint("RightArm", g)?);
     let legs = leg_length(body, g)?;
-    let clearance = spec.clearance + 0.012;
+    let clearance = spec.clearance + 0.012 * body.scale;
     // The top edge: an arc over the upper back from shoulder to shoulder, at the height between
     // the chest joint and the neck, hugging the body.
     let top_y = spine2.y + 0.6 * (neck.y - spine2.y);

@@ -3,7 +3,7 @@
 //! signed distance, rays cast out of the body's axis, pushing points out to a clearance, the
 //! leg length the hanging parts are sized by.
 
-use super::bones::BoneMap;
+use super::bones::{weighted_nodes, BoneMap, BoneSource};
 use super::pins::blend;
 use super::sweep::LimbSweep;
 use super::GarmentError;
@@ -25,6 +25,12 @@ pub struct BodyAtRest<'a> {
     joint_world: Vec<Vec3>,
     /// The humanoid bones, by Mixamo base name.
     pub bones: BoneMap,
+    /// How big the body is against the sizes the garments are laid out with
+    /// ([`body_scale`]): 1 for a body 1 to 2 m tall (the head's top to the lowest ankle), else
+    /// its height over the nearer end of that range. Every length of a garment's layout (the
+    /// spec's spacing and clearance, the ease, pleats, band heights and widths, the probes'
+    /// reach) is multiplied by it.
+    pub scale: f32,
     /// Up (+Y), the character's forward and left, world space.
     pub up: Vec3,
     pub forward: Vec3,
@@ -72,8 +78,9 @@ impl<'a> BodyAtRest<'a> {
             world_from_bind,
             proxies,
             capsules,
-            bones: BoneMap::resolve(&rig.skeleton, &joint_world, overrides)?,
+            bones: BoneMap::resolve(&rig.skeleton, &joint_world, &weighted_nodes(rig), overrides)?,
             joint_world,
+            scale: 1.0,
             up: Vec3::Y,
             forward: Vec3::Z,
             left: Vec3::X,
@@ -93,7 +100,15 @@ impl<'a> BodyAtRest<'a> {
         if b.bones.get("HeadTop_End").is_none() {
             if let Some(top) = b.head_top() {
                 b.bones.points.push(("HeadTop_End".into(), top));
+                b.bones.set_source("HeadTop_End", BoneSource::Skin);
             }
+        }
+        if let (Ok(top), Ok(l), Ok(r)) = (
+            b.joint("HeadTop_End", "body"),
+            b.joint("LeftFoot", "body"),
+            b.joint("RightFoot", "body"),
+        ) {
+            b.scale = body_scale(top.y - l.y.min(r.y));
         }
         Ok(b)
     }
@@ -159,7 +174,7 @@ impl<'a> BodyAtRest<'a> {
             .iter()
             .map(|q| q.y)
             .fold(None, |a: Option<f32>, y| Some(a.map_or(y, |a| a.max(y))))
-            .filter(|&t| t > h.y + 0.02)
+            .filter(|&t| t > h.y + 0.02 * self.scale)
             .map(|t| Vec3::new(h.x, t, h.z))
     }
 
@@ -168,12 +183,14 @@ impl<'a> BodyAtRest<'a> {
     }
 
     /// Distance from `centre` along the horizontal unit `dir` to where the proxy union is first
-    /// left for good (its signed distance ≥ `clearance`), m; `max` if nothing is hit.
+    /// left for good (its signed distance ≥ `clearance`), m; `max` × [`BodyAtRest::scale`] if
+    /// nothing is hit.
     pub(super) fn ray_exit(&self, centre: Vec3, dir: Vec3, clearance: f32, max: f32) -> f32 {
         // March outwards in 2 mm steps from the far end inwards would miss inner hits; march
         // from the axis and keep the last entry, so a hand beside the hips does not count while
         // the hip surface does (the first exit after which nothing is hit within 3 cm).
-        let step = 0.002;
+        let (u, max) = (self.scale, max * self.scale);
+        let step = 0.002 * u;
         let mut r = 0.0;
         let mut exit = None;
         while r < max {
@@ -181,7 +198,7 @@ impl<'a> BodyAtRest<'a> {
             if d >= clearance {
                 if exit.is_none() {
                     exit = Some(r);
-                } else if r - exit.unwrap_or(r) > 0.03 {
+                } else if r - exit.unwrap_or(r) > 0.03 * u {
                     break;
                 }
             } else {
@@ -189,7 +206,7 @@ impl<'a> BodyAtRest<'a> {
             }
             // Outside, the sdf bounds how far we can jump without crossing a surface.
             r += if d > clearance + step {
-                (d - clearance).min(0.03)
+                (d - clearance).min(0.03 * u)
             } else {
                 step
             };
@@ -204,29 +221,30 @@ impl<'a> BodyAtRest<'a> {
             if d >= clearance {
                 break;
             }
-            let e = 0.001;
+            let e = 0.001 * self.scale;
             let g = Vec3::new(
                 self.sdf(p + Vec3::X * e) - self.sdf(p - Vec3::X * e),
                 self.sdf(p + Vec3::Y * e) - self.sdf(p - Vec3::Y * e),
                 self.sdf(p + Vec3::Z * e) - self.sdf(p - Vec3::Z * e),
             );
             let n = g.try_normalize().unwrap_or(self.forward);
-            p += n * (clearance - d + 1e-4);
+            p += n * (clearance - d + 1e-4 * self.scale);
         }
         p
     }
 
     /// Moves `p` along the unit `dir` until it is outside the proxy union by `clearance`
-    /// (at most 0.6 m; then along the gradient as a last resort).
+    /// (at most 0.6 m × [`BodyAtRest::scale`]; then along the gradient as a last resort).
     pub(super) fn push_out_along(&self, p: Vec3, dir: Vec3, clearance: f32) -> Vec3 {
+        let u = self.scale;
         let mut s = 0.0;
-        while s < 0.6 {
+        while s < 0.6 * u {
             let d = self.sdf(p + dir * s);
             if d >= clearance {
                 return p + dir * s;
             }
             // Inside, |sdf| bounds the distance to the surface along any direction.
-            s += (clearance - d).clamp(0.001, 0.02);
+            s += (clearance - d).clamp(0.001 * u, 0.02 * u);
         }
         self.push_out(p, clearance)
     }
@@ -239,5 +257,26 @@ pub(super) fn leg_length(body: &BodyAtRest, garment: &str) -> Result<f32, Garmen
         .joint("LeftFoot", garment)?
         .y
         .min(body.joint("RightFoot", garment)?.y);
-    Ok((hips.y - foot).max(0.2))
+    Ok((hips.y - foot).max(0.2 * body.scale))
+}
+
+/// The body scale [`BodyAtRest::scale`] for a body `height` tall (world units): 1 from 1 to
+/// 2 m, so a person is dressed at the sizes stated in metres whatever their height, and
+/// proportional beyond (height / 2 above, height / 1 below): RobotExpressive, 4.1 units from
+/// its head's end joint to its ankles, is dressed as a 2 m person scaled by 2.03, with a
+/// particle spacing and a clearance 2.03 times as large, so that its garments have the
+/// proportions and particle count they would have on a person; the KayKit characters (2.2 to
+/// 2.4 units) by about 1.1. A unit mistake (a centimetre body 180 units tall) gets garments
+/// of its size rather than a cape a hundredth of its back. The fabrics (per-spring
+/// stiffness, area density) and gravity are not scaled: a big body is dressed like a giant.
+pub fn body_scale(height: f32) -> f32 {
+    if !height.is_finite() || height <= 0.0 {
+        1.0
+    } else if height > 2.0 {
+        height / 2.0
+    } else if height < 1.0 {
+        height
+    } else {
+        1.0
+    }
 }

@@ -34,8 +34,8 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
     // Half the gap between the two legs' inner panels, m: a few thicknesses, at least.
     let seam_gap = (0.2 * spec.spacing).max(4.0 * spec.fabric.thickness);
     // Horizontal room around the body at the hem, m (the wide hakama leg), and pleat depth.
-    let ease = 0.08;
-    let pleat = 0.03;
+    let ease = 0.08 * body.scale;
+    let pleat = 0.03 * body.scale;
     let arms_hang_by_hips = arms_hang_by_hips(body, waist, hem_y);
     let mut sheet = Sheet::default();
     for side in [1.0f32, -1.0] {
@@ -100,7 +100,7 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
                 }
                 let mut best = (f32::NEG_INFINITY, 0.0);
                 for k in 0..=30 {
-                    let s = 0.002 * k as f32;
+                    let s = 0.002 * body.scale * k as f32;
                     let c = body.limb_clearance(top_at(d, s), false);
                     if c >= clearance {
                         return s;
@@ -185,8 +185,8 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
 /// (CesiumMan: 9 of its 31 poses, 29 %); a kata's fist chambered at the hip passes there now
 /// and then (the built-in ninja: 31 of 337 poses, 9.2 %; RiggedFigure: none).
 fn arms_hang_by_hips(body: &BodyAtRest, waist: Vec3, hem_y: f32) -> bool {
-    /// Room a hanging hand leaves beside the hip, m (the hakama's pleat depth).
-    const ROOM: f32 = 0.03;
+    // Room a hanging hand leaves beside the hip, m (the hakama's pleat depth).
+    let room = 0.03 * body.scale;
     /// Share of the poses that must have an arm there: between the two cases above.
     const SHARE: f32 = 0.2;
     let low = waist.y - 0.25 * (waist.y - hem_y);
@@ -199,7 +199,7 @@ fn arms_hang_by_hips(body: &BodyAtRest, waist: Vec3, hem_y: f32) -> bool {
         .filter(|pose| {
             pose.iter().any(|q| {
                 let d = (*q - waist).reject_from(Vec3::Y).normalize_or_zero();
-                q.y <= waist.y && q.y >= low && d.dot(body.left).abs() > 0.7 && body.sdf(*q) < ROOM
+                q.y <= waist.y && q.y >= low && d.dot(body.left).abs() > 0.7 && body.sdf(*q) < room
             })
         })
         .count();

@@ -13,7 +13,7 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
     let head = body.joint("Head", g)?;
     let top = body.joint("HeadTop_End", g)?;
     let clearance = spec.clearance;
-    let h = (top.y - head.y).max(0.05);
+    let h = (top.y - head.y).max(0.05 * body.scale);
     let f = forehead_height(body, head, top);
     let centre = head + (top - head) * f;
     Ok(band_with_tails(
@@ -22,9 +22,9 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
         centre,
         0.15 * h,
         clearance,
-        0.035,
+        0.035 * body.scale,
         1.4 * h,
-        0.02,
+        0.02 * body.scale,
     ))
 }
 

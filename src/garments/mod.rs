@@ -49,8 +49,11 @@ mod sash;
 mod sheet;
 mod sweep;
 
-pub use bones::{has_bones, BoneMap, HUMANOID_BONES};
-pub use fit::BodyAtRest;
+pub use bones::{
+    has_bones, read_name, weighted_nodes, BoneChoice, BoneMap, BoneSource, NameScheme,
+    HUMANOID_BONES,
+};
+pub use fit::{body_scale, BodyAtRest};
 pub use pins::PinBinding;
 
 /// Why a garment could not be built.
@@ -178,7 +181,8 @@ impl std::str::FromStr for GarmentKind {
 pub struct GarmentSpec {
     pub kind: GarmentKind,
     /// Particle spacing, m. Range 0.005 … 0.1; default [`GarmentKind::default_spacing`]. Coarser
-    /// is faster (particle count ∝ 1/spacing²).
+    /// is faster (particle count ∝ 1/spacing²). Like every length here, for a body 1 to 2 m
+    /// tall: on a bigger or smaller one it is scaled with the body ([`BodyAtRest::scale`]).
     pub spacing: f32,
     /// Gap kept between the garment's rest shape and the body proxies, m (on top of the
     /// per-kind layering offset that keeps garments apart). Range 0.001 … 0.05; default 0.006.
@@ -221,6 +225,11 @@ pub struct BuiltGarment {
 
 /// Builds one garment against the body.
 pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarment, GarmentError> {
+    // The spec's lengths are for a person 1-2 m tall: scaled with the body ([`BodyAtRest::scale`]).
+    let mut scaled = spec.clone();
+    scaled.spacing *= body.scale;
+    scaled.clearance *= body.scale;
+    let spec = &scaled;
     let mut sheet = match spec.kind {
         GarmentKind::Cape => cape::shape(body, spec)?,
         GarmentKind::Hakama => hakama::shape(body, spec)?,

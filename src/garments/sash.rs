@@ -15,8 +15,8 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
     let legs = leg_length(body, g)?;
     // Around the waist, above the hakama's waist ring, and further out (layering).
     let centre = Vec3::new(hips.x, hips.y + 0.8 * (spine.y - hips.y), hips.z);
-    let clearance = spec.clearance + 0.008;
-    let band_height = 0.06;
+    let clearance = spec.clearance + 0.008 * body.scale;
+    let band_height = 0.06 * body.scale;
     let tail_length = 0.45 * legs;
     let (tail_width, tail_spread) =
         sash_tails(body, spec, centre, band_height, tail_length, clearance);
@@ -51,12 +51,13 @@ fn sash_tails(
     tail_length: f32,
     clearance: f32,
 ) -> (f32, f32) {
-    let (width, spread) = (0.06f32, 0.05f32);
+    let u = body.scale;
+    let (width, spread) = (0.06 * u, 0.05 * u);
     let back = body.ray_exit(centre, -body.forward, clearance, 0.6);
     let top = centre.y + 0.5 * band_height;
     let bottom = centre.y - 0.25 * band_height - 0.25 * tail_length * spec.length;
     // Tails hang 1.2 cm off the band plus their own clearance; 3 cm of room beyond that.
-    let depth = back + 0.012 + clearance + 0.03;
+    let depth = back + 0.012 * u + clearance + 0.03 * u;
     let lane = body
         .arm_sweep()
         .iter()
@@ -71,8 +72,8 @@ fn sash_tails(
     if outer >= spread + 0.5 * width {
         return (width, spread);
     }
-    let gap = (2.0 * spec.fabric.thickness).max(0.003);
+    let gap = (2.0 * spec.fabric.thickness).max(0.003 * u);
     // At least two columns' worth of cloth: a tail narrower than that is no tail.
-    let w = (outer - gap).min(width).max(0.02);
+    let w = (outer - gap).min(width).max(0.02 * u);
     (w, (outer - 0.5 * w).max(gap + 0.5 * w))
 }
