@@ -6,8 +6,8 @@ use crate::cloth::collide::Collider;
 use crate::cloth::model::{ClothModel, Garment};
 use crate::cloth::params::{GarmentParams, SimParams};
 use crate::cloth::state::ClothState;
-use crate::cloth::{step_frame, ClothWorkspace};
 use crate::cloth::wet::{self, AdhesionMode, Fabric, Region};
+use crate::cloth::{step_frame, ClothWorkspace};
 use crate::math::Vec3;
 
 /// Dry mass of one vertex in the paper's scenes, kg (0.1 g; Park & Byun 2019's scene masses,
