@@ -18,6 +18,7 @@ pub mod binary;
 pub mod clips_from;
 mod curve;
 mod geometry;
+mod records;
 pub mod scene;
 mod transform;
 pub mod write;

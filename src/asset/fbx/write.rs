@@ -24,7 +24,10 @@ use std::path::Path;
 use glam::{DMat3, DMat4, DQuat, DVec3};
 
 use super::binary::{self, ArrayEncoding, Document, Node, Prop};
-use super::scene::{quat_euler_xyz, TICKS_PER_SECOND};
+use super::records::{
+    leaf, name_prop, p_double, p_int, p_num, p_time, p_vec, props70, ticks, unwrap_euler, Ids,
+};
+use super::scene::quat_euler_xyz;
 use crate::anim::{sample_track, Interpolation};
 use crate::math::Transform;
 use crate::rig::Rig;
@@ -62,121 +65,6 @@ pub fn write_fbx(rig: &Rig, path: &Path, opts: &FbxWriteOptions) -> Result<(), F
 
 /// File units per metre: the file is in centimetres.
 const CM: f64 = 100.0;
-
-struct Ids(i64);
-
-impl Ids {
-    fn next(&mut self) -> i64 {
-        self.0 += 1;
-        self.0
-    }
-}
-
-fn name_prop(name: &str, class: &str) -> Prop {
-    Prop::Str(format!("{name}\0\u{1}{class}"))
-}
-
-fn p_vec(name: &str, kind: &str, v: DVec3, animatable: bool) -> Node {
-    Node::new(
-        "P",
-        vec![
-            Prop::Str(name.into()),
-            Prop::Str(kind.into()),
-            Prop::Str(if kind == "ColorRGB" { "Color" } else { "" }.into()),
-            Prop::Str(if animatable { "A" } else { "" }.into()),
-            Prop::F64(v.x),
-            Prop::F64(v.y),
-            Prop::F64(v.z),
-        ],
-    )
-}
-
-fn p_int(name: &str, kind: &str, v: i32) -> Node {
-    Node::new(
-        "P",
-        vec![
-            Prop::Str(name.into()),
-            Prop::Str(kind.into()),
-            Prop::Str("".into()),
-            Prop::Str("".into()),
-            Prop::I32(v),
-        ],
-    )
-}
-
-fn p_num(name: &str, v: f64) -> Node {
-    Node::new(
-        "P",
-        vec![
-            Prop::Str(name.into()),
-            Prop::Str("Number".into()),
-            Prop::Str("".into()),
-            Prop::Str("A".into()),
-            Prop::F64(v),
-        ],
-    )
-}
-
-fn p_double(name: &str, v: f64) -> Node {
-    Node::new(
-        "P",
-        vec![
-            Prop::Str(name.into()),
-            Prop::Str("double".into()),
-            Prop::Str("Number".into()),
-            Prop::Str("".into()),
-            Prop::F64(v),
-        ],
-    )
-}
-
-fn p_time(name: &str, ticks: i64) -> Node {
-    Node::new(
-        "P",
-        vec![
-            Prop::Str(name.into()),
-            Prop::Str("KTime".into()),
-            Prop::Str("Time".into()),
-            Prop::Str("".into()),
-            Prop::I64(ticks),
-        ],
-    )
-}
-
-fn leaf(name: &str, p: Prop) -> Node {
-    Node::new(name, vec![p])
-}
-
-fn props70(children: Vec<Node>) -> Node {
-    Node::new("Properties70", vec![]).with(children)
-}
-
-fn ticks(t: f32) -> i64 {
-    (t as f64 * TICKS_PER_SECOND).round() as i64
-}
-
-/// Euler XYZ degrees of `q`, shifted by whole turns towards `prev` (so curves do not jump).
-fn unwrap_euler(q: DQuat, prev: Option<DVec3>) -> DVec3 {
-    let mut e = quat_euler_xyz(q);
-    if let Some(p) = prev {
-        // The same rotation as the other Euler branch: (x+180, 180-y, z+180).
-        let alt = DVec3::new(e.x + 180.0, 180.0 - e.y, e.z + 180.0);
-        let near = |v: DVec3| {
-            DVec3::new(
-                v.x - 360.0 * ((v.x - p.x) / 360.0).round(),
-                v.y - 360.0 * ((v.y - p.y) / 360.0).round(),
-                v.z - 360.0 * ((v.z - p.z) / 360.0).round(),
-            )
-        };
-        let (a, b) = (near(e), near(alt));
-        e = if (a - p).length_squared() <= (b - p).length_squared() {
-            a
-        } else {
-            b
-        };
-    }
-    e
-}
 
 /// Serialises `rig` (see the module docs for the layout).
 pub fn to_fbx(rig: &Rig, opts: &FbxWriteOptions) -> Result<Vec<u8>, FbxWriteError> {
