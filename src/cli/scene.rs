@@ -10,7 +10,7 @@ use clap::Args as ClapArgs;
 use super::CliError;
 use crate::cloth::export;
 use crate::cloth::scenes::{build_scene, SceneOptions, SCENE_NAMES};
-use crate::cloth::Integrator;
+use crate::cloth::{ClothModelKind, Integrator};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -31,6 +31,9 @@ pub struct Args {
     /// Integrator: verlet or euler (default: the scene's).
     #[arg(long)]
     pub integrator: Option<Integrator>,
+    /// Cloth model: mass_spring (PHYSICS.md §1) or xpbd (§7).
+    #[arg(long, default_value_t = ClothModelKind::MassSpring)]
+    pub model: ClothModelKind,
     /// Output folder (created if missing).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
@@ -62,6 +65,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         self_collision: args.self_collision,
         substeps: args.substeps,
         integrator: args.integrator,
+        model: args.model,
     };
     // Refuse before simulating, so a long run never ends in a refusal.
     let existing: Vec<&str> = OUTPUTS
