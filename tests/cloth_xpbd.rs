@@ -347,3 +347,23 @@ fn runs_are_bit_identical_and_thread_count_free() {
     .model;
     assert!(max_structural_stretch(&m, &a.x) < 1.1);
 }
+
+#[test]
+fn scene_files_and_options_pick_the_model() {
+    use drape::scene::SceneFile;
+    let c = SceneFile::parse("model = \"xpbd\"")
+        .unwrap()
+        .config()
+        .unwrap();
+    assert_eq!(c.sim.model, ClothModelKind::Xpbd);
+    let c = SceneFile::parse("substeps = 8").unwrap().config().unwrap();
+    assert_eq!(c.sim.model, ClothModelKind::MassSpring);
+    let err = SceneFile::parse("model = \"fem\"")
+        .unwrap()
+        .config()
+        .unwrap_err();
+    assert!(err.contains("unknown cloth model 'fem'"), "{err}");
+    assert_eq!("mass_spring".parse(), Ok(ClothModelKind::MassSpring));
+    assert_eq!("XPBD".parse(), Ok(ClothModelKind::Xpbd));
+    assert_eq!(SimParams::default().model, ClothModelKind::MassSpring);
+}

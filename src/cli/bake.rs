@@ -59,6 +59,9 @@ pub struct Args {
     /// shade flat.
     #[arg(long)]
     pub no_normals: bool,
+    /// Cloth model: mass_spring or xpbd (default: the scene file's, else mass_spring).
+    #[arg(long)]
+    pub model: Option<crate::cloth::ClothModelKind>,
 }
 
 /// What to bake of a scene.
@@ -333,6 +336,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Scene::new(rig, cfg).map_err(|e| err(&e))?
         }
     };
+    if let Some(m) = args.model {
+        scene.config.sim.model = m;
+    }
     let mut bar = ProgressBar::new();
     let opts = BakeOptions {
         seconds: args.seconds,

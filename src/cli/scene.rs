@@ -97,16 +97,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let n = scene.model.len();
     let p = &scene.params;
     eprintln!(
-        "scene {}: {} particles, {} springs, {} substeps/frame, {:?}, self-collision {}",
+        "scene {}: {} particles, {} springs, {} substeps/frame, {}, self-collision {}",
         scene.name,
         n,
         scene.model.springs.len(),
         p.substeps,
-        p.integrator,
+        match p.model {
+            ClothModelKind::MassSpring => format!("{:?}", p.integrator),
+            ClothModelKind::Xpbd => "xpbd".to_owned(),
+        },
         if p.self_collision { "on" } else { "off" }
     );
     scene.workspace.prepare(&scene.model, &scene.params);
-    if scene.workspace.stability.clamped() {
+    // The XPBD model has no stability clamp (its stiffness is a compliance).
+    if scene.params.model == ClothModelKind::MassSpring && scene.workspace.stability.clamped() {
         eprintln!(
             "note: springs softened to stay stable at dt = {:.3e} s (scale per garment {:?})",
             scene.workspace.stability.dt, scene.workspace.stability.garment_scale
