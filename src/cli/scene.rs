@@ -188,6 +188,7 @@ mod tests {
             self_collision: false,
             substeps: Some(2),
             integrator: None,
+            model: ClothModelKind::MassSpring,
             out,
             png_size: 32,
             quiet: true,
