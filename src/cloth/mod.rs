@@ -1,6 +1,7 @@
-//! The cloth engine: mass-spring garments with Provot's deformation limit, collisions against
-//! planes, spheres and tapered capsules (static or moving) with Coulomb friction, and self- and
-//! garment–garment collision by spatial hashing (PHYSICS.md §1–3).
+//! The cloth engine: garments as mass-spring cloth with Provot's deformation limit (PHYSICS.md
+//! §1) or as XPBD constraints in small steps (§7), chosen by `SimParams::model`; collisions
+//! against planes, spheres and tapered capsules (static or moving) with Coulomb friction, and
+//! self- and garment–garment collision by spatial hashing (§2–3), shared by both models.
 //!
 //! Data is split the way warp.sim and rapier do it: [`ClothModel`] (static: rest shape, dry
 //! masses, springs, per-garment ranges), [`ClothState`] (positions, velocities, wetness, current
