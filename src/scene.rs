@@ -574,6 +574,7 @@ impl Scene {
 /// skinning = "dqs"         # lbs | dqs | cor
 /// substeps = 16
 /// self_collision = true
+/// model = "mass_spring"    # cloth model: mass_spring | xpbd
 /// settle = 0.5             # s of bind pose
 /// blend = 0.5              # s of blend into the first frame
 /// fps = 60
@@ -599,6 +600,8 @@ pub struct SceneFile {
     pub skinning: Option<String>,
     pub substeps: Option<u32>,
     pub self_collision: Option<bool>,
+    /// Cloth model: `mass_spring` (default) or `xpbd`.
+    pub model: Option<String>,
     pub settle: Option<f32>,
     pub blend: Option<f32>,
     /// Frames per second of the simulation and the bake. Range 10 … 240; default 60.
@@ -681,6 +684,9 @@ impl SceneFile {
         }
         if let Some(s) = self.self_collision {
             c.sim.self_collision = s;
+        }
+        if let Some(m) = &self.model {
+            c.sim.model = m.parse()?;
         }
         if let Some(s) = self.settle {
             c.settle = s.clamp(0.0, 10.0);

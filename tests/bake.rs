@@ -363,6 +363,7 @@ fn bake_refuses_to_overwrite_without_force() {
         every: 1,
         force: false,
         no_normals: false,
+        model: None,
     };
     let err = drape::cli::bake::run(args).expect_err("must refuse");
     assert!(err.to_string().contains("--force"), "{err}");

@@ -63,6 +63,9 @@ pub struct Args {
     /// shade flat.
     #[arg(long)]
     pub no_normals: bool,
+    /// Cloth model: mass_spring or xpbd (default: the scene file's, else mass_spring).
+    #[arg(long)]
+    pub model: Option<crate::cloth::ClothModelKind>,
 }
 
 /// What to bake of a scene.
@@ -341,6 +344,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // Say which bone was taken for which role when the names were not all Mixamo's.
     if let Some(note) = bones_note(&scene) {
         eprint!("{note}");
+    }
+    if let Some(m) = args.model {
+        scene.config.sim.model = m;
     }
     let mut bar = ProgressBar::new();
     let opts = BakeOptions {

@@ -6,7 +6,7 @@ use clap::{Args as ClapArgs, Subcommand};
 
 use super::CliError;
 use crate::cloth::scenes::{build_scene, SceneOptions};
-use crate::cloth::{step_frame_timed, StageTimes};
+use crate::cloth::{step_frame_timed, ClothModelKind, StageTimes};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -51,6 +51,12 @@ pub struct SceneArgs {
     /// Diagnostic: switch self- and garment–garment collision off.
     #[arg(long)]
     pub no_self_collision: bool,
+    /// Cloth model: mass_spring, xpbd, or both (alternating, side by side).
+    #[arg(long, default_value = "mass_spring")]
+    pub model: String,
+    /// Rounds of runs (with --model both, the models alternate in each round).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
 }
 
 /// `MIN..=MAX` or `N` (= `N..=N`), each 0..=50.
@@ -102,6 +108,9 @@ pub struct ClothArgs {
     /// comparison (src/cloth/mass_spring/fused/).
     #[arg(long)]
     pub staged: bool,
+    /// Cloth model: mass_spring, xpbd, or both (one table after the other).
+    #[arg(long, default_value = "mass_spring")]
+    pub model: String,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -111,7 +120,28 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
 }
 
+/// The cloth models `--model` names: mass_spring, xpbd, or both (side by side, in that order).
+fn parse_models(s: &str) -> Result<Vec<ClothModelKind>, CliError> {
+    if s.eq_ignore_ascii_case("both") {
+        return Ok(ClothModelKind::ALL.to_vec());
+    }
+    s.parse::<ClothModelKind>()
+        .map(|m| vec![m])
+        .map_err(|e| CliError::new(format!("--model: {e}, or both")))
+}
+
 fn cloth(args: ClothArgs) -> Result<(), CliError> {
+    let models = parse_models(&args.model)?;
+    for &model in &models {
+        if models.len() > 1 || model != ClothModelKind::MassSpring {
+            println!("model {model}");
+        }
+        cloth_one(&args, model)?;
+    }
+    Ok(())
+}
+
+fn cloth_one(args: &ClothArgs, model: ClothModelKind) -> Result<(), CliError> {
     let modes: &[bool] = match args.self_collision.as_str() {
         "off" => &[false],
         "on" => &[true],
@@ -145,6 +175,7 @@ fn cloth(args: ClothArgs) -> Result<(), CliError> {
                     n,
                     frames: Some(args.frames),
                     self_collision,
+                    model,
                     ..SceneOptions::default()
                 };
                 let mut scene =
@@ -250,6 +281,20 @@ fn process_cpu_seconds() -> Option<f64> {
 }
 
 fn scene(args: SceneArgs) -> Result<(), CliError> {
+    let models = parse_models(&args.model)?;
+    // Side by side: the models alternate, `repeat` rounds of one run each.
+    for round in 0..args.repeat.max(1) {
+        for &model in &models {
+            if models.len() > 1 || args.repeat > 1 {
+                println!("== model {model}, round {}", round + 1);
+            }
+            scene_one(&args, model)?;
+        }
+    }
+    Ok(())
+}
+
+fn scene_one(args: &SceneArgs, model: ClothModelKind) -> Result<(), CliError> {
     use crate::garments::{GarmentKind, GarmentSpec};
     use crate::scene::{Scene, SceneConfig, SceneTimes};
     let rig = crate::ninja::build()
@@ -266,6 +311,7 @@ fn scene(args: SceneArgs) -> Result<(), CliError> {
     };
     config.sim.substeps = args.substeps.max(1);
     config.sim.self_collision = !args.no_self_collision;
+    config.sim.model = model;
     if let Some(r) = args.contact_rounds {
         config.sim.contact_rounds = r.min(8);
     }

@@ -59,6 +59,9 @@ pub struct Args {
     /// Skinning method: lbs, dqs or cor (default lbs).
     #[arg(long, default_value = "lbs")]
     pub method: String,
+    /// Cloth model: mass_spring or xpbd.
+    #[arg(long, default_value_t = crate::cloth::ClothModelKind::MassSpring)]
+    pub model: crate::cloth::ClothModelKind,
     /// Shader: wireframe, normals, phong, texture, bump, displace, mirror or toon (default
     /// phong: the rig's own colours and colour maps, lit with Blinn-Phong).
     #[arg(long, default_value = "phong")]
@@ -445,7 +448,7 @@ fn dress(
             args.garments.join(",")
         )));
     }
-    let config = SceneConfig {
+    let mut config = SceneConfig {
         clip: clip.map(|c| rig.clips[c].name.clone()),
         method,
         garments: kinds
@@ -454,6 +457,7 @@ fn dress(
             .collect(),
         ..SceneConfig::default()
     };
+    config.sim.model = args.model;
     let mut scene = Scene::new(rig.clone(), config)
         .map_err(|e| CliError::new(format!("cannot dress the character: {e}")))?;
     let mut soaked = 0;

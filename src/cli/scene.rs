@@ -10,7 +10,7 @@ use clap::Args as ClapArgs;
 use super::CliError;
 use crate::cloth::export;
 use crate::cloth::scenes::{build_scene, SceneOptions, SCENE_NAMES};
-use crate::cloth::Integrator;
+use crate::cloth::{ClothModelKind, Integrator};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -31,6 +31,9 @@ pub struct Args {
     /// Integrator: verlet or euler (default: the scene's).
     #[arg(long)]
     pub integrator: Option<Integrator>,
+    /// Cloth model: mass_spring (PHYSICS.md §1) or xpbd (§7).
+    #[arg(long, default_value_t = ClothModelKind::MassSpring)]
+    pub model: ClothModelKind,
     /// Output folder (created if missing).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
@@ -62,6 +65,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         self_collision: args.self_collision,
         substeps: args.substeps,
         integrator: args.integrator,
+        model: args.model,
     };
     // Refuse before simulating, so a long run never ends in a refusal.
     let existing: Vec<&str> = OUTPUTS
@@ -93,16 +97,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let n = scene.model.len();
     let p = &scene.params;
     eprintln!(
-        "scene {}: {} particles, {} springs, {} substeps/frame, {:?}, self-collision {}",
+        "scene {}: {} particles, {} springs, {} substeps/frame, {}, self-collision {}",
         scene.name,
         n,
         scene.model.springs.len(),
         p.substeps,
-        p.integrator,
+        match p.model {
+            ClothModelKind::MassSpring => format!("{:?}", p.integrator),
+            ClothModelKind::Xpbd => "xpbd".to_owned(),
+        },
         if p.self_collision { "on" } else { "off" }
     );
     scene.workspace.prepare(&scene.model, &scene.params);
-    if scene.workspace.stability.clamped() {
+    // The XPBD model has no stability clamp (its stiffness is a compliance).
+    if scene.params.model == ClothModelKind::MassSpring && scene.workspace.stability.clamped() {
         eprintln!(
             "note: springs softened to stay stable at dt = {:.3e} s (scale per garment {:?})",
             scene.workspace.stability.dt, scene.workspace.stability.garment_scale
@@ -180,6 +188,7 @@ mod tests {
             self_collision: false,
             substeps: Some(2),
             integrator: None,
+            model: ClothModelKind::MassSpring,
             out,
             png_size: 32,
             quiet: true,

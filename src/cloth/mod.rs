@@ -1,6 +1,7 @@
-//! The cloth engine: mass-spring garments with Provot's deformation limit, collisions against
-//! planes, spheres and tapered capsules (static or moving) with Coulomb friction, and self- and
-//! garment–garment collision by spatial hashing (PHYSICS.md §1–3).
+//! The cloth engine: garments as mass-spring cloth with Provot's deformation limit (PHYSICS.md
+//! §1) or as XPBD constraints in small steps (§7), chosen by `SimParams::model`; collisions
+//! against planes, spheres and tapered capsules (static or moving) with Coulomb friction, and
+//! self- and garment–garment collision by spatial hashing (§2–3), shared by both models.
 //!
 //! Data is split the way warp.sim and rapier do it: [`ClothModel`] (static: rest shape, dry
 //! masses, springs, per-garment ranges), [`ClothState`] (positions, velocities, wetness, current
@@ -20,8 +21,10 @@
 //!   shares in [`stages`] (`pins`, `wet` = `adhere`, `self_collision`, `collide`), the
 //!   mass-spring model's own in [`mass_spring`] (`forces`, `integrate`, `constrain`), with its
 //!   substep order in [`mass_spring::step`] (read that first) and its fused fast path in
-//!   [`mass_spring::fused`]. A second model (XPBD, PHYSICS.md §7) gets a sibling folder with its
-//!   own `step.rs` and stage files, reusing `stages/`.
+//!   [`mass_spring::fused`]. The second model, XPBD (PHYSICS.md §7), is the sibling folder
+//!   [`xpbd`] with its own substep order ([`xpbd::step`]) and stages (`forces`, `integrate`,
+//!   `constrain`), reusing `stages/`. [`step`] holds the one dispatch between the two
+//!   ([`step_frame`] reads `SimParams::model`).
 //! - Around the engine: [`build`] (garments from grids and meshes), [`scenes`] (benchmark and
 //!   homework scenes), [`export`] (OBJ/PLY/glTF).
 //!
@@ -42,12 +45,16 @@
 //! constraints  → model
 //! wet          → model, state, params
 //! mass_spring::fused → collide, model, params, state
-//! workspace    → model, params, collide, constraints, forces, hash, wet, mass_spring::fused
+//! workspace    → model, params, collide, constraints, forces, hash, wet, mass_spring::fused,
+//!                xpbd::constrain (its coloured constraints live in the workspace)
 //! stages::{pins, wet, self_collision, collide}     → model, state, params, workspace, kernels
 //! mass_spring::{forces, integrate, constrain}     → model, state, params, workspace, kernels
 //! mass_spring::step → the stages above, mass_spring::fused, workspace, model, params, state
+//! xpbd::{forces, integrate, constrain}            → model, state, params, workspace, kernels
+//! xpbd::step → the shared stages, xpbd's own, mass_spring::step (StepStats, StageTimes)
+//! step → mass_spring::step, xpbd::step, params
 //! build → model, params      export → model, collide
-//! scenes → build, model, params, state, collide, workspace, mass_spring::step
+//! scenes → build, model, params, state, collide, workspace, step
 //! ```
 //!
 //! ```no_run
@@ -77,15 +84,18 @@ pub mod params;
 pub mod scenes;
 pub mod stages;
 pub mod state;
+pub mod step;
 pub mod wet;
 pub mod workspace;
+pub mod xpbd;
 
 pub use build::{BuildError, GridSpec, Orientation};
 pub use collide::{Collider, Shape};
 pub use mass_spring::fused;
-pub use mass_spring::step::{step_frame, step_frame_timed, substep, StageTimes, StepStats};
+pub use mass_spring::step::{substep, StageTimes, StepStats};
 pub use model::{ClothModel, Garment, SpringKind};
 pub use params::{AdhesionMode, Fabric, Region, WetParams};
-pub use params::{GarmentParams, Integrator, SimParams, Wind};
+pub use params::{ClothModelKind, GarmentParams, Integrator, SimParams, Wind};
 pub use state::ClothState;
+pub use step::{step_frame, step_frame_timed};
 pub use workspace::{ClothWorkspace, StabilityReport};

@@ -7,10 +7,11 @@ use crate::math::{Vec3, Vec3A};
 
 use super::build::{self, GridSpec, Orientation};
 use super::collide::{Collider, Shape};
-use super::mass_spring::step::{step_frame, StepStats};
+use super::mass_spring::step::StepStats;
 use super::model::{ClothModel, Garment};
-use super::params::{GarmentParams, Integrator, SimParams, Wind};
+use super::params::{ClothModelKind, GarmentParams, Integrator, SimParams, Wind};
 use super::state::ClothState;
+use super::step::step_frame;
 use super::workspace::ClothWorkspace;
 
 /// Names accepted by [`build_scene`].
@@ -48,6 +49,8 @@ pub struct SceneOptions {
     pub substeps: Option<u32>,
     /// Integrator; `None` = the scene's default.
     pub integrator: Option<Integrator>,
+    /// Cloth model. Default [`ClothModelKind::MassSpring`].
+    pub model: ClothModelKind,
 }
 
 impl Default for SceneOptions {
@@ -58,6 +61,7 @@ impl Default for SceneOptions {
             self_collision: false,
             substeps: None,
             integrator: None,
+            model: ClothModelKind::MassSpring,
         }
     }
 }
@@ -237,6 +241,7 @@ pub fn build_scene(name: &str, opts: &SceneOptions) -> Result<Scene, SceneError>
     if let Some(i) = opts.integrator {
         params.integrator = i;
     }
+    params.model = opts.model;
     let model = world(garments);
     let state = ClothState::new(&model);
     let workspace = ClothWorkspace::new(&model);

@@ -15,6 +15,7 @@ use super::mass_spring::fused;
 use super::model::ClothModel;
 use super::params::SimParams;
 use super::wet;
+use super::xpbd;
 
 /// How much of its authored stiffness each garment keeps at the current substep length.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -236,6 +237,9 @@ pub struct ClothWorkspace {
     pub fused_isa: fused::KernelIsa,
     /// The fused substep's band scratch and double buffers (src/cloth/mass_spring/fused/).
     pub(super) fused: fused::FusedScratch,
+    /// The XPBD model's constraints in colour order with their multipliers
+    /// (src/cloth/xpbd/constrain.rs); built on the first XPBD frame, `None` before.
+    pub(super) xpbd: Option<Box<xpbd::constrain::Coloured>>,
 }
 
 impl ClothWorkspace {
@@ -293,6 +297,7 @@ impl ClothWorkspace {
             force_staged: false,
             fused_isa: fused::KernelIsa::Best,
             fused: fused::FusedScratch::new(model),
+            xpbd: None,
         }
     }
 

@@ -4,7 +4,7 @@
 //! deformation limit). The stages it shares with any other model (pins, adhesion,
 //! self-collision, collision) are in `stages/`.
 //!
-//! A second model (XPBD, PHYSICS.md §7) gets a sibling folder of its own with the same shape:
+//! The second model (XPBD, PHYSICS.md §7) is the sibling folder `xpbd/`, with the same shape:
 //! a `step.rs` with its substep order, plus a file for each stage of its own.
 
 pub mod constrain;

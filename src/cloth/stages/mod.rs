@@ -3,7 +3,7 @@
 //! (stage `self_collide`: particle–particle contact within and between garments) and `collide`
 //! (particles against the colliders, friction, velocity). Each works on the model, the state
 //! and the [`ClothWorkspace`](super::ClothWorkspace); the models' own stages and their order
-//! are in their folders (`mass_spring/`).
+//! are in their folders (`mass_spring/`, `xpbd/`).
 
 pub mod collide;
 pub mod pins;

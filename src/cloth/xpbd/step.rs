@@ -1,0 +1,112 @@
+//! The XPBD model's substep order (PHYSICS.md §7; Macklin et al. 2019, "Small Steps in Physics
+//! Simulation"). One frame = `substeps` fixed substeps of length Δt; each runs these stages in
+//! this order, one named function each: `forces`, `integrate` with `damp`, and `constrain` in
+//! this folder; `adhere` (stages/wet.rs), `pins`, `self_collide` (stages/self_collision.rs) and
+//! `collide` (stages/collide.rs) shared with the mass-spring model:
+//!
+//! ```text
+//! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
+//!   → damp
+//! ```
+//!
+//! - `forces` + `adhere`: the external forces (wind; the wet forces of §5) into `ws.f`;
+//! - `integrate`: `v ← v + Δt (g + f/m)`, `x_prev ← x`, `x ← x + Δt v`;
+//! - `pins`: pinned particles (inverse mass 0) on their interpolated targets;
+//! - `constrain`: λ ← 0, then every stretch, shear and bending constraint projected once
+//!   (coloured Gauss–Seidel, compliance α = 1/k), then the tethers;
+//! - `self_collide`: particle pairs of one or several garments pushed to their contact distance;
+//! - `collide`: particles pushed out of the colliders to their thickness, position-level Coulomb
+//!   friction against the collider's motion, then `v ← (x − x_prev)/Δt`;
+//! - `damp`: `v ← (1 − d) v`.
+//!
+//! Contacts run after the constraints so that no particle ends a substep inside a collider; the
+//! stretch they leave is taken up by the next substep's projection. No stability clamp and no
+//! deformation-limit pass: the stiffness enters as a compliance, not a time-step limit.
+
+use crate::cloth::collide::Collider;
+use crate::cloth::mass_spring::step::{StageTimes, StepStats};
+use crate::cloth::model::ClothModel;
+use crate::cloth::params::SimParams;
+use crate::cloth::stages::collide::{collide, interpolate_colliders};
+use crate::cloth::stages::pins::pins;
+use crate::cloth::stages::self_collision::self_collide;
+use crate::cloth::stages::wet::adhere;
+use crate::cloth::state::ClothState;
+use crate::cloth::workspace::ClothWorkspace;
+
+use super::constrain::constrain;
+use super::forces::forces;
+use super::integrate::{damp, integrate};
+
+/// Steps one frame with the XPBD model (`params.frame_dt`, in `params.substeps` substeps),
+/// optionally timing each stage into `times` (`damp` is counted with `collide`). Colliders move
+/// from `prev` to `cur` over the frame and pins from `pin_prev` to `pin_target`; afterwards the
+/// pins hold their targets until new ones are set.
+pub fn step_frame_timed(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    colliders: &[Collider],
+    params: &SimParams,
+    mut times: Option<&mut StageTimes>,
+) -> StepStats {
+    let stats = rayon::scope(|_| {
+        for s in 0..params.substeps.max(1) {
+            substep_timed(model, state, ws, colliders, params, s, times.as_deref_mut());
+        }
+        let mut st = StepStats::default();
+        for c in &ws.chunks {
+            st.contacts += c.contacts;
+            st.self_pairs += c.self_pairs;
+            st.speed_limited += c.limited;
+        }
+        st
+    });
+    state.time += params.frame_dt as f64;
+    state.frame += 1;
+    state.hold_pins();
+    stats
+}
+
+/// Substep `s` (0-based) of the current frame, optionally timing each stage into `times`.
+#[allow(clippy::too_many_arguments)]
+pub fn substep_timed(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    colliders: &[Collider],
+    params: &SimParams,
+    s: u32,
+    mut times: Option<&mut StageTimes>,
+) {
+    let n_sub = params.substeps.max(1);
+    let dt = params.dt();
+    let (t0, t1) = (s as f32 / n_sub as f32, (s + 1) as f32 / n_sub as f32);
+    let time = state.time as f32 + s as f32 * dt;
+    interpolate_colliders(colliders, t0, t1, ws);
+    let mut clock = times.as_ref().map(|_| std::time::Instant::now());
+    let mut lap = |k: usize| {
+        if let (Some(t), Some(c)) = (times.as_deref_mut(), clock.as_mut()) {
+            let now = std::time::Instant::now();
+            t.secs[k] += (now - *c).as_secs_f64();
+            *c = now;
+        }
+    };
+    forces(model, state, ws, params, time);
+    lap(0);
+    adhere(model, state, ws, params);
+    lap(1);
+    integrate(model, state, ws, params, dt);
+    lap(2);
+    pins(model, state, t0, t1);
+    lap(3);
+    constrain(model, state, ws, params, dt);
+    lap(4);
+    if params.self_collision {
+        self_collide(model, state, ws, params);
+    }
+    lap(5);
+    collide(model, state, ws, params, dt);
+    damp(state, params);
+    lap(6);
+}
