@@ -35,7 +35,7 @@ pub const SHORTCUTS: [(&str, &str); 13] = [
     ("left drag", "orbit"),
     ("right or middle drag", "pan"),
     ("wheel", "zoom"),
-    ("drop a .glb/.gltf", "open it"),
+    ("drop a .glb/.gltf/.fbx", "open it"),
 ];
 
 /// Whether the user changed a widget (egui also reports `changed` when a slider clamps or rounds
@@ -171,7 +171,7 @@ fn character(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &m
     ui.horizontal(|ui| {
         let field = ui.add(
             egui::TextEdit::singleline(&mut state.path)
-                .hint_text("path to .glb / .gltf")
+                .hint_text("path to .glb / .gltf / .fbx")
                 .desired_width(180.0),
         );
         let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));

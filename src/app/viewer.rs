@@ -40,7 +40,7 @@ pub enum Action {
     /// Crossfade time, s, 0 … 2.
     SetCrossfade(f32),
     SetRootMotion(RootMotion),
-    /// Opens a .glb/.gltf; on failure the current character stays.
+    /// Opens a .glb/.gltf/.fbx; on failure the current character stays.
     LoadCharacter(PathBuf),
     /// The built-in ninja.
     LoadNinja,

@@ -11,7 +11,7 @@ use crate::rig::Rig;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The glTF file (.glb or .gltf).
+    /// The character file (.glb, .gltf or binary .fbx, found by content).
     pub file: PathBuf,
     /// List every joint of every skin instead of a summary.
     #[arg(long)]

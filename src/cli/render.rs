@@ -26,7 +26,7 @@ use crate::skin::SkinMethod;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The character (.glb/.gltf); default the built-in ninja (rigs/ninja.glb when found, else
+    /// The character (.glb/.gltf/.fbx); default the built-in ninja (rigs/ninja.glb when found, else
     /// generated in memory), from any folder.
     #[arg(long)]
     pub rig: Option<PathBuf>,

@@ -1,5 +1,5 @@
 //! `drape view` (and `drape` with no subcommand): the interactive viewer on the built-in ninja
-//! (or a .glb/.gltf) in its garments, playing a martial-arts clip. See `drape::app`.
+//! (or a .glb/.gltf/.fbx) in its garments, playing a martial-arts clip. See `drape::app`.
 //!
 //! ```text
 //! drape                                   # the ninja, roundhouse kick, all garments
