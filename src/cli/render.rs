@@ -619,6 +619,7 @@ mod tests {
             camera: "auto".into(),
             garments: Vec::new(),
             spacing: 1.0,
+            model: Default::default(),
             wet: Vec::new(),
             compare: false,
             samples: 4,

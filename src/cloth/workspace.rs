@@ -5,6 +5,8 @@
 //! are in `stages/` and `mass_spring/`. Building the workspace allocates; stepping does not.
 
 use crate::body::ProxyBvh;
+use rayon::prelude::*;
+
 use crate::math::Vec3A;
 
 use super::collide::{self, Collider, Shape};
@@ -348,5 +350,27 @@ impl ClothWorkspace {
             self.k_eff[e] = set.k[e] * s;
             self.kd_eff[e] = set.kd[e] * s;
         }
+    }
+}
+
+/// Runs `run(chunk, x, x_prev, v, scratch)` on every particle chunk of `model` (in parallel when
+/// there are several), with the chunk's slices of the state's positions, previous positions and
+/// velocities (`[x, x_prev, v]`) and its scratch record: the driver of the integrate stages.
+pub(super) fn each_chunk_xv(
+    model: &ClothModel,
+    [x, x_prev, v]: [&mut [Vec3A]; 3],
+    chunks: &mut [ChunkScratch],
+    run: impl Fn(usize, &mut [Vec3A], &mut [Vec3A], &mut [Vec3A], &mut ChunkScratch) + Sync,
+) {
+    let cs = model.chunk_size;
+    if model.chunks() == 1 {
+        run(0, x, x_prev, v, &mut chunks[0]);
+    } else {
+        x.par_chunks_mut(cs)
+            .zip(x_prev.par_chunks_mut(cs))
+            .zip(v.par_chunks_mut(cs))
+            .zip(chunks.par_iter_mut())
+            .enumerate()
+            .for_each(|(c, (((x, xp), v), sc))| run(c, x, xp, v, sc));
     }
 }

@@ -1,11 +1,9 @@
 //! Stage `integrate`: explicit time integration of the mass-spring model (PHYSICS.md §1).
 
-use rayon::prelude::*;
-
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::{Integrator, SimParams};
 use crate::cloth::state::ClothState;
-use crate::cloth::workspace::{ChunkScratch, ClothWorkspace};
+use crate::cloth::workspace::{each_chunk_xv, ChunkScratch, ClothWorkspace};
 use crate::math::Vec3A;
 
 /// Stage `integrate`: gravity plus `f / m`, Verlet or symplectic Euler, with the speed limit.
@@ -61,22 +59,6 @@ pub fn integrate(
         }
         scratch.limited = limited;
     };
-    if model.chunks() == 1 {
-        run(
-            0,
-            &mut state.x,
-            &mut state.x_prev,
-            &mut state.v,
-            &mut ws.chunks[0],
-        );
-    } else {
-        state
-            .x
-            .par_chunks_mut(cs)
-            .zip(state.x_prev.par_chunks_mut(cs))
-            .zip(state.v.par_chunks_mut(cs))
-            .zip(ws.chunks.par_iter_mut())
-            .enumerate()
-            .for_each(|(c, (((x, xp), v), sc))| run(c, x, xp, v, sc));
-    }
+    let xv = [&mut state.x[..], &mut state.x_prev[..], &mut state.v[..]];
+    each_chunk_xv(model, xv, &mut ws.chunks, run);
 }
