@@ -16,7 +16,7 @@ use crate::skin::SkinMethod;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Character: `ninja` (built in) or a glTF/GLB path.
+    /// Character: `ninja` (built in) or a .glb/.gltf/.fbx path.
     #[arg(long, default_value = "ninja")]
     pub rig: String,
     /// Clip name, or `all`.
