@@ -26,6 +26,8 @@ use crate::cloth::collide::Collider;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
 use crate::cloth::stages::collide::{collide, interpolate_colliders, reproject};
+use crate::cloth::stages::frame::run_frame;
+pub use crate::cloth::stages::frame::{StageTimes, StepStats};
 use crate::cloth::stages::pins::pins;
 use crate::cloth::stages::self_collision::self_collide;
 use crate::cloth::stages::wet::adhere;
@@ -36,17 +38,6 @@ use super::constrain::{constrain, constrain_tracked, last_word};
 use super::forces::forces;
 use super::fused;
 use super::integrate::integrate;
-
-/// Counters from the last substep of a frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StepStats {
-    /// Particles in contact with (or within the contact margin of) a collider.
-    pub contacts: u32,
-    /// Particle pairs pushed apart by self/garment–garment collision (counted from both sides).
-    pub self_pairs: u32,
-    /// Particles whose substep displacement hit the speed limit (should be 0).
-    pub speed_limited: u32,
-}
 
 /// Steps one frame (`params.frame_dt`, in `params.substeps` substeps). Colliders move from
 /// `prev` to `cur` over the frame and pins from `pin_prev` to `pin_target`; afterwards the pins
@@ -71,24 +62,9 @@ pub fn step_frame_timed(
     mut times: Option<&mut StageTimes>,
 ) -> StepStats {
     ws.prepare(model, params);
-    // Run the frame inside the pool so each parallel stage is a cheap fork–join rather than a
-    // hand-off from an outside thread.
-    let stats = rayon::scope(|_| {
-        for s in 0..params.substeps.max(1) {
-            substep_timed(model, state, ws, colliders, params, s, times.as_deref_mut());
-        }
-        let mut st = StepStats::default();
-        for c in &ws.chunks {
-            st.contacts += c.contacts;
-            st.self_pairs += c.self_pairs;
-            st.speed_limited += c.limited;
-        }
-        st
-    });
-    state.time += params.frame_dt as f64;
-    state.frame += 1;
-    state.hold_pins();
-    stats
+    run_frame(state, ws, params, |state, ws, s| {
+        substep_timed(model, state, ws, colliders, params, s, times.as_deref_mut())
+    })
 }
 
 /// Substep `s` (0-based) of the current frame. Call [`ClothWorkspace::prepare`] first (as
@@ -102,25 +78,6 @@ pub fn substep(
     s: u32,
 ) {
     substep_timed(model, state, ws, colliders, params, s, None);
-}
-
-/// Wall time spent in each stage, s, accumulated by [`substep_timed`] (for profiling).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StageTimes {
-    /// Indexed like [`StageTimes::NAMES`].
-    pub secs: [f64; 7],
-}
-
-impl StageTimes {
-    pub const NAMES: [&'static str; 7] = [
-        "forces",
-        "adhere",
-        "integrate",
-        "pins",
-        "constrain",
-        "self_collide",
-        "collide",
-    ];
 }
 
 /// [`substep`], optionally timing each stage into `times`.

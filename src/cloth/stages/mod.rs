@@ -1,11 +1,13 @@
 //! The substep stages every cloth model shares, one file each: `pins` (pinned particles follow
 //! their attachment), `wet` (stage `adhere`: wet cloth's adhesion forces), `self_collision`
 //! (stage `self_collide`: particle–particle contact within and between garments) and `collide`
-//! (particles against the colliders, friction, velocity). Each works on the model, the state
+//! (particles against the colliders, friction, velocity); `frame` is the loop over a frame's
+//! substeps with the counters and timings a frame reports. Each works on the model, the state
 //! and the [`ClothWorkspace`](super::ClothWorkspace); the models' own stages and their order
 //! are in their folders (`mass_spring/`, `xpbd/`).
 
 pub mod collide;
+pub mod frame;
 pub mod pins;
 pub mod self_collision;
 pub mod wet;

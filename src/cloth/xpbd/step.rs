@@ -24,10 +24,10 @@
 //! deformation-limit pass: the stiffness enters as a compliance, not a time-step limit.
 
 use crate::cloth::collide::Collider;
-use crate::cloth::mass_spring::step::{StageTimes, StepStats};
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
 use crate::cloth::stages::collide::{collide, interpolate_colliders};
+use crate::cloth::stages::frame::{run_frame, StageTimes, StepStats};
 use crate::cloth::stages::pins::pins;
 use crate::cloth::stages::self_collision::self_collide;
 use crate::cloth::stages::wet::adhere;
@@ -50,22 +50,9 @@ pub fn step_frame_timed(
     params: &SimParams,
     mut times: Option<&mut StageTimes>,
 ) -> StepStats {
-    let stats = rayon::scope(|_| {
-        for s in 0..params.substeps.max(1) {
-            substep_timed(model, state, ws, colliders, params, s, times.as_deref_mut());
-        }
-        let mut st = StepStats::default();
-        for c in &ws.chunks {
-            st.contacts += c.contacts;
-            st.self_pairs += c.self_pairs;
-            st.speed_limited += c.limited;
-        }
-        st
-    });
-    state.time += params.frame_dt as f64;
-    state.frame += 1;
-    state.hold_pins();
-    stats
+    run_frame(state, ws, params, |state, ws, s| {
+        substep_timed(model, state, ws, colliders, params, s, times.as_deref_mut())
+    })
 }
 
 /// Substep `s` (0-based) of the current frame, optionally timing each stage into `times`.

@@ -1,0 +1,65 @@
+//! What every model's frame shares: the loop over a frame's substeps (run inside the thread
+//! pool, then the clock, the frame count and the pins' hold), the counters a frame reports and
+//! the per-stage timings.
+
+use crate::cloth::params::SimParams;
+use crate::cloth::state::ClothState;
+use crate::cloth::workspace::ClothWorkspace;
+
+/// Counters from the last substep of a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepStats {
+    /// Particles in contact with (or within the contact margin of) a collider.
+    pub contacts: u32,
+    /// Particle pairs pushed apart by self/garment–garment collision (counted from both sides).
+    pub self_pairs: u32,
+    /// Particles whose substep displacement hit the speed limit (should be 0).
+    pub speed_limited: u32,
+}
+
+/// Wall time spent in each stage, s, accumulated by each model's `substep_timed` (for profiling).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    /// Indexed like [`StageTimes::NAMES`].
+    pub secs: [f64; 7],
+}
+
+impl StageTimes {
+    pub const NAMES: [&'static str; 7] = [
+        "forces",
+        "adhere",
+        "integrate",
+        "pins",
+        "constrain",
+        "self_collide",
+        "collide",
+    ];
+}
+
+/// Runs `substep(state, ws, s)` for each substep `s` of one frame, inside the thread pool so each
+/// parallel stage is a cheap fork–join rather than a hand-off from an outside thread; then
+/// advances the clock and the frame count, holds the pins on their targets, and returns the
+/// chunks' counters from the last substep.
+pub fn run_frame(
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    mut substep: impl FnMut(&mut ClothState, &mut ClothWorkspace, u32) + Send,
+) -> StepStats {
+    let stats = rayon::scope(|_| {
+        for s in 0..params.substeps.max(1) {
+            substep(state, ws, s);
+        }
+        let mut st = StepStats::default();
+        for c in &ws.chunks {
+            st.contacts += c.contacts;
+            st.self_pairs += c.self_pairs;
+            st.speed_limited += c.limited;
+        }
+        st
+    });
+    state.time += params.frame_dt as f64;
+    state.frame += 1;
+    state.hold_pins();
+    stats
+}
