@@ -26,7 +26,7 @@ use crate::cloth::collide::Collider;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
 use crate::cloth::stages::collide::{collide, interpolate_colliders, reproject};
-use crate::cloth::stages::frame::run_frame;
+use crate::cloth::stages::frame::{run_frame, StageClock};
 pub use crate::cloth::stages::frame::{StageTimes, StepStats};
 use crate::cloth::stages::pins::pins;
 use crate::cloth::stages::self_collision::self_collide;
@@ -89,7 +89,7 @@ pub fn substep_timed(
     colliders: &[Collider],
     params: &SimParams,
     s: u32,
-    mut times: Option<&mut StageTimes>,
+    times: Option<&mut StageTimes>,
 ) {
     let n_sub = params.substeps.max(1);
     let dt = params.dt();
@@ -105,14 +105,8 @@ pub fn substep_timed(
         fused_substep(model, state, ws, params, s, times);
         return;
     }
-    let mut clock = times.as_ref().map(|_| std::time::Instant::now());
-    let mut lap = |k: usize| {
-        if let (Some(t), Some(c)) = (times.as_deref_mut(), clock.as_mut()) {
-            let now = std::time::Instant::now();
-            t.secs[k] += (now - *c).as_secs_f64();
-            *c = now;
-        }
-    };
+    let mut clock = StageClock::new(times);
+    let mut lap = |k: usize| clock.lap(k);
     forces(model, state, ws, params, time);
     lap(0);
     adhere(model, state, ws, params);

@@ -63,3 +63,26 @@ pub fn run_frame(
     state.hold_pins();
     stats
 }
+
+/// Adds the wall time since the previous lap to a stage of [`StageTimes`], when timing is asked
+/// for (`None`: laps cost nothing).
+pub struct StageClock<'a> {
+    times: Option<&'a mut StageTimes>,
+    last: Option<std::time::Instant>,
+}
+
+impl<'a> StageClock<'a> {
+    pub fn new(times: Option<&'a mut StageTimes>) -> Self {
+        let last = times.as_ref().map(|_| std::time::Instant::now());
+        StageClock { times, last }
+    }
+
+    /// Stage `k` (an index of [`StageTimes::NAMES`]) ends now.
+    pub fn lap(&mut self, k: usize) {
+        if let (Some(t), Some(c)) = (self.times.as_deref_mut(), self.last.as_mut()) {
+            let now = std::time::Instant::now();
+            t.secs[k] += (now - *c).as_secs_f64();
+            *c = now;
+        }
+    }
+}

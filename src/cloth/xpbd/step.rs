@@ -27,7 +27,7 @@ use crate::cloth::collide::Collider;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
 use crate::cloth::stages::collide::{collide, interpolate_colliders};
-use crate::cloth::stages::frame::{run_frame, StageTimes, StepStats};
+use crate::cloth::stages::frame::{run_frame, StageClock, StageTimes, StepStats};
 use crate::cloth::stages::pins::pins;
 use crate::cloth::stages::self_collision::self_collide;
 use crate::cloth::stages::wet::adhere;
@@ -64,21 +64,15 @@ pub fn substep_timed(
     colliders: &[Collider],
     params: &SimParams,
     s: u32,
-    mut times: Option<&mut StageTimes>,
+    times: Option<&mut StageTimes>,
 ) {
     let n_sub = params.substeps.max(1);
     let dt = params.dt();
     let (t0, t1) = (s as f32 / n_sub as f32, (s + 1) as f32 / n_sub as f32);
     let time = state.time as f32 + s as f32 * dt;
     interpolate_colliders(colliders, t0, t1, ws);
-    let mut clock = times.as_ref().map(|_| std::time::Instant::now());
-    let mut lap = |k: usize| {
-        if let (Some(t), Some(c)) = (times.as_deref_mut(), clock.as_mut()) {
-            let now = std::time::Instant::now();
-            t.secs[k] += (now - *c).as_secs_f64();
-            *c = now;
-        }
-    };
+    let mut clock = StageClock::new(times);
+    let mut lap = |k: usize| clock.lap(k);
     forces(model, state, ws, params, time);
     lap(0);
     adhere(model, state, ws, params);
