@@ -478,3 +478,81 @@ fn settings_files_are_written_atomically_and_optional() {
     none.save(&s).unwrap();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The garment check in the viewer (issue 19, point 5): the cloth against the visible skin at the
+/// current frame, on request, and `drape check`'s verdict on the clip, from a background thread.
+#[test]
+fn the_viewer_marks_cloth_inside_the_skin_and_gives_the_check_verdict() {
+    let mut v = viewer();
+    v.apply(Action::SetSpacingScale(3.0));
+    v.apply(Action::SelectClip("tpose".into()));
+    v.flush();
+    v.apply(Action::Pause);
+    // Off by default: nothing measured.
+    v.tick(1.0 / 60.0);
+    assert!(v.inspect.garments().is_empty());
+    v.apply(Action::ShowInside(true));
+    let g = v.inspect.garments().to_vec();
+    assert_eq!(g.len(), v.scene.garments.len());
+    assert!(g.iter().all(|g| g.vertices > 0), "{g:?}");
+    // A free hakama particle moved to the chest's joint is deep inside and gets marked.
+    let hakama = v
+        .scene
+        .garments
+        .iter()
+        .position(|g| g.kind == GarmentKind::Hakama)
+        .expect("hakama");
+    let range = v.scene.model.garments[hakama].particles.clone();
+    let i = range
+        .clone()
+        .find(|&i| !v.scene.model.is_pinned(i))
+        .expect("a free particle");
+    let names = &v.scene.rig.skeleton.names;
+    let chest = names
+        .iter()
+        .position(|n| n.ends_with("Spine1"))
+        .map(|h| v.scene.world_from_node()[h].w_axis.truncate())
+        .expect("a chest joint");
+    v.scene.state.x[i] = chest.into();
+    v.scene.time += 1e-3; // a new frame for the inspector
+    v.tick(1.0 / 60.0);
+    let now = &v.inspect.garments()[hakama];
+    assert!(now.deep >= 1 && now.deepest > 0.05, "{now:?}");
+    let marked: Vec<(usize, f32)> = v.inspect.inside_particles(&v.scene).collect();
+    assert!(
+        marked.iter().any(|&(j, d)| j == i && d > 0.05),
+        "{marked:?}"
+    );
+    v.apply(Action::ShowInside(false));
+    assert!(v.inspect.garments().is_empty());
+    assert_eq!(v.inspect.inside_particles(&v.scene).count(), 0);
+
+    // The clip's verdict, as `drape check` gives it, while the viewer keeps going.
+    v.apply(Action::ResetSim);
+    v.apply(Action::CheckClip);
+    assert!(v.inspect.checking());
+    v.apply(Action::CheckClip); // a second one is refused while the first runs
+    assert!(v
+        .messages
+        .iter()
+        .any(|(l, m)| *l == Level::Warning && m.contains("already running")));
+    let start = std::time::Instant::now();
+    while v.inspect.checking() {
+        assert!(start.elapsed().as_secs() < 600, "the check never ended");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        v.tick(1.0 / 60.0);
+    }
+    match v.inspect.status() {
+        Some(drape::app::inspect::CheckStatus::Done { clip, result, .. }) => {
+            assert_eq!(clip, "tpose");
+            let r = result.as_ref().expect("a report");
+            assert_eq!(r.garments.len(), v.scene.garments.len());
+            assert!(r.frames > 0);
+        }
+        s => panic!("no verdict: {s:?}"),
+    }
+    assert!(v
+        .messages
+        .iter()
+        .any(|(_, m)| m.starts_with("check of 'tpose'")));
+}

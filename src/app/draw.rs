@@ -1,6 +1,6 @@
 //! Draws a [`Viewer`]'s frame with `drape::gpu`: the character skinned on the GPU with the
 //! viewer's method (posed by the scene's forward kinematics), the garments uploaded from the
-//! scene each frame, and the debug views (proxies, BVH, skeleton). It records into any
+//! scene each frame, and the debug views (proxies, BVH, skeleton, cloth inside the skin). It records into any
 //! `&TextureView` of the surface's format: the window's surface texture, or an offscreen
 //! texture for a screenshot — one path for both.
 
@@ -261,6 +261,23 @@ fn fill_debug(debug: &mut DebugDraw, viewer: &Viewer) {
             let t = (depth as f32 / 6.0).min(1.0);
             let color = Vec4::new(1.0 - 0.7 * t, 0.9, 0.2 + 0.2 * t, 1.0);
             debug.aabb(lo, hi, color);
+        }
+    }
+    // Cloth inside the visible skin (the viewer's check): a small cross at each such particle,
+    // drawn over everything (lines ignore depth), so a vertex buried in the body shows.
+    let th = &viewer.inspect.thresholds;
+    for (i, depth) in viewer.inspect.inside_particles(scene) {
+        let color = if depth > th.deep {
+            Vec4::new(1.0, 0.15, 0.1, 1.0)
+        } else if depth > th.shallow {
+            Vec4::new(1.0, 0.55, 0.1, 1.0)
+        } else {
+            Vec4::new(1.0, 0.95, 0.2, 1.0)
+        };
+        let p = Vec3::from(scene.state.x[i]);
+        let h = 0.006 + depth.min(0.03);
+        for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+            debug.line(p - axis * h, p + axis * h, color);
         }
     }
     if s.show_skeleton {

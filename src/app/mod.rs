@@ -6,13 +6,16 @@
 //! - [`settings`] — the plain values the UI edits, remembered in the user's config folder;
 //! - [`viewer`] — [`Viewer`]: settings + the CPU [`crate::scene::Scene`] + the orbit camera,
 //!   changed only through [`Action`]s (tested without a window);
+//! - [`inspect`] — the garment check in the viewer: cloth inside the skin now, and `drape check`'s
+//!   verdict on the clip, run in the background;
 //! - [`orbit`] — the camera as numbers;
 //! - `window` (feature `app`) — winit + wgpu surface + egui: turns clicks, keys and drops into
 //!   Actions, draws the scene with `drape::gpu`, takes screenshots for tests.
 //!
-//! The first three build without the `app` feature, so the mapping from UI state to scene
+//! The first four build without the `app` feature, so the mapping from UI state to scene
 //! parameters is part of the fast core test run.
 
+pub mod inspect;
 pub mod orbit;
 pub mod settings;
 pub mod viewer;

@@ -22,7 +22,7 @@ pub struct PanelState {
 }
 
 /// The keyboard shortcuts, as the help panel lists them.
-pub const SHORTCUTS: [(&str, &str); 13] = [
+pub const SHORTCUTS: [(&str, &str); 14] = [
     ("1 / 2 / 3", "skinning LBS / DQS / CoR"),
     ("Space", "play / pause"),
     ("← / →", "step the clip back / forward 1/30 s (paused)"),
@@ -31,6 +31,7 @@ pub const SHORTCUTS: [(&str, &str); 13] = [
     ("G", "follow the character on / off"),
     ("P / B / K", "show proxies / BVH / skeleton"),
     ("W", "wireframe"),
+    ("I", "mark cloth inside the skin"),
     ("H or F1", "this help"),
     ("left drag", "orbit"),
     ("right or middle drag", "pan"),
@@ -110,6 +111,9 @@ pub fn show(
                 egui::CollapsingHeader::new("Wet cloth")
                     .default_open(false)
                     .show(ui, |ui| wet(ui, viewer, out));
+                egui::CollapsingHeader::new("Check against the skin")
+                    .default_open(viewer.inspect.show_inside || viewer.inspect.status().is_some())
+                    .show(ui, |ui| inspect(ui, viewer, out));
                 egui::CollapsingHeader::new("Shading & views")
                     .default_open(false)
                     .show(ui, |ui| shading(ui, viewer, out));
@@ -492,4 +496,120 @@ fn shading(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
     );
     check(ui, s.wireframe, "wireframe (W)", out, Action::SetWireframe);
     check(ui, s.ground, "ground", out, Action::SetGround);
+}
+
+/// The garment check (issue 19): cloth inside the visible skin now, and `drape check`'s verdict on
+/// the clip (see `super::inspect`).
+fn inspect(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
+    use super::inspect::CheckStatus;
+    let ins = &viewer.inspect;
+    let th = &ins.thresholds;
+    check(
+        ui,
+        ins.show_inside,
+        "mark cloth inside the skin (I)",
+        out,
+        Action::ShowInside,
+    );
+    if ins.show_inside {
+        ui.small(format!(
+            "markers: yellow up to {:.0} mm deep, orange to {:.0} mm, red deeper",
+            th.shallow * 1e3,
+            th.deep * 1e3
+        ));
+        egui::Grid::new("inside_now").striped(true).show(ui, |ui| {
+            ui.label("garment");
+            ui.label(format!("> {:.0} mm", th.shallow * 1e3));
+            ui.label(format!("> {:.0} cm", th.deep * 1e2));
+            ui.label("deepest");
+            ui.end_row();
+            for g in ins.garments() {
+                let bad = g.deep > 0 || g.share() > th.shallow_share;
+                let name = if bad {
+                    egui::RichText::new(&g.name).color(egui::Color32::from_rgb(240, 90, 80))
+                } else {
+                    egui::RichText::new(&g.name)
+                };
+                ui.label(name);
+                ui.label(format!("{} ({:.1} %)", g.shallow, 100.0 * g.share()));
+                ui.label(g.deep.to_string());
+                ui.label(format!("{:.1} mm", g.deepest * 1e3));
+                ui.end_row();
+            }
+        });
+    }
+    ui.separator();
+    let running = ins.checking();
+    ui.add_enabled_ui(!running, |ui| {
+        if ui
+            .button("Check this clip")
+            .on_hover_text(
+                "simulates the clip as `drape check` does, with these settings, in the \
+                 background, and gives its verdict",
+            )
+            .clicked()
+        {
+            out.push(Action::CheckClip);
+        }
+    });
+    match ins.status() {
+        None => {}
+        Some(CheckStatus::Running { clip, done, total }) => {
+            let f = if *total > 0 {
+                *done as f32 / *total as f32
+            } else {
+                0.0
+            };
+            ui.label(format!("checking '{clip}' …"));
+            ui.add(egui::ProgressBar::new(f).show_percentage());
+        }
+        Some(CheckStatus::Done {
+            clip,
+            setup,
+            result,
+        }) => match result {
+            Err(e) => {
+                ui.colored_label(
+                    egui::Color32::from_rgb(240, 90, 80),
+                    format!("'{clip}' could not be checked: {e}"),
+                );
+            }
+            Ok(r) => {
+                let (color, verdict) = if r.passed() {
+                    (egui::Color32::from_rgb(110, 200, 110), "PASS")
+                } else {
+                    (egui::Color32::from_rgb(240, 90, 80), "FAIL")
+                };
+                ui.colored_label(color, format!("'{clip}': {verdict}"));
+                ui.small(format!(
+                    "{setup}; {} frames, {} with cloth > {:.0} cm inside; {:.0} s",
+                    r.frames,
+                    r.deep_frames,
+                    th.deep * 1e2,
+                    r.seconds
+                ));
+                egui::Grid::new("verdict").striped(true).show(ui, |ui| {
+                    ui.label("garment");
+                    ui.label("worst > 3 mm");
+                    ui.label("deepest");
+                    ui.label("return rms / max");
+                    ui.end_row();
+                    for g in &r.garments {
+                        ui.label(&g.name);
+                        ui.label(format!("{:.2} %", 100.0 * g.worst_share));
+                        ui.label(format!("{:.1} mm", g.max_depth * 1e3));
+                        ui.label(format!(
+                            "{:.1} / {:.1} cm",
+                            g.return_rms * 1e2,
+                            g.return_max * 1e2
+                        ));
+                        ui.end_row();
+                    }
+                });
+                for f in &r.failures {
+                    ui.colored_label(egui::Color32::from_rgb(230, 180, 60), f);
+                }
+            }
+        },
+    }
 }

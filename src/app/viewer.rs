@@ -11,6 +11,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::inspect::{verdict_line, Inspect};
 use super::orbit::OrbitCamera;
 use super::settings::{garment_index, FabricParam, FabricPreset, ViewerSettings};
 use crate::anim::player::{LoopMode, RootMotion};
@@ -84,6 +85,11 @@ pub enum Action {
     ShowProxies(bool),
     ShowBvh(bool),
     ShowSkeleton(bool),
+    /// Measure the cloth against the visible skin every frame and mark what is inside
+    /// ([`super::inspect`]).
+    ShowInside(bool),
+    /// Run `drape check` on the current clip with the current settings, in the background.
+    CheckClip,
     SetWireframe(bool),
     SetGround(bool),
     // Camera and UI.
@@ -125,7 +131,7 @@ impl Action {
     /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
     /// self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
-    /// proxies, bvh, skeleton, wireframe, ground, follow, frame, reset_camera, help, defaults.
+    /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {
         let (key, value) = match text.split_once('=') {
             Some((k, v)) => (k.trim(), Some(v.trim())),
@@ -180,6 +186,8 @@ impl Action {
             "proxies" => Action::ShowProxies(on_off(need()?)?),
             "bvh" => Action::ShowBvh(on_off(need()?)?),
             "skeleton" => Action::ShowSkeleton(on_off(need()?)?),
+            "inside" => Action::ShowInside(on_off(need()?)?),
+            "check" => Action::CheckClip,
             "wireframe" => Action::SetWireframe(on_off(need()?)?),
             "ground" => Action::SetGround(on_off(need()?)?),
             "follow" => Action::SetFollow(on_off(need()?)?),
@@ -285,6 +293,8 @@ pub struct Viewer {
     pending: f32,
     /// Wall time allowed for stepping per redraw.
     pub budget: Duration,
+    /// The garment check: cloth inside the skin now, and the verdict on the clip.
+    pub inspect: Inspect,
 }
 
 impl Viewer {
@@ -307,6 +317,7 @@ impl Viewer {
             rebuild_pending: false,
             pending: 0.0,
             budget: Duration::from_millis(40),
+            inspect: Inspect::default(),
         };
         for (l, m) in messages {
             v.message(l, m);
@@ -484,6 +495,14 @@ impl Viewer {
             Action::ShowProxies(on) => s.show_proxies = on,
             Action::ShowBvh(on) => s.show_bvh = on,
             Action::ShowSkeleton(on) => s.show_skeleton = on,
+            Action::ShowInside(on) => {
+                self.inspect.show_inside = on;
+                self.inspect.update(&self.scene, self.scene_generation);
+            }
+            Action::CheckClip => match self.inspect.start_check(&self.scene) {
+                Ok(clip) => self.message(Level::Info, format!("checking '{clip}' …")),
+                Err(e) => self.message(Level::Warning, e),
+            },
             Action::SetWireframe(on) => s.wireframe = on,
             Action::SetGround(on) => s.ground = on,
             Action::Orbit(dx, dy) => self.camera.orbit(dx, dy),
@@ -660,7 +679,20 @@ impl Viewer {
     /// Advances the world by `real_dt` wall seconds × speed (nothing while paused), in steps of
     /// 1/240 … 1/60 s, spending at most [`Viewer::budget`] of wall time; when the simulation is
     /// slower than that allows, the rest of the time is dropped and the report says so.
+    ///
+    /// Then the garment check's news: the cloth against the skin at the new frame when that is
+    /// shown, and the background check's verdict when it ends (also as a panel message).
     pub fn tick(&mut self, real_dt: f32) -> TickReport {
+        let report = self.advance(real_dt);
+        self.inspect.update(&self.scene, self.scene_generation);
+        if let Some((passed, line)) = self.inspect.poll().and_then(verdict_line) {
+            let level = if passed { Level::Info } else { Level::Warning };
+            self.message(level, line);
+        }
+        report
+    }
+
+    fn advance(&mut self, real_dt: f32) -> TickReport {
         let mut report = TickReport::default();
         if !self.settings.playing {
             self.pending = 0.0;

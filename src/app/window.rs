@@ -396,6 +396,7 @@ impl App {
                     "g" => Action::SetFollow(!s.follow),
                     "h" | "?" => Action::ToggleHelp,
                     "p" => Action::ShowProxies(!s.show_proxies),
+                    "i" => Action::ShowInside(!self.viewer.inspect.show_inside),
                     "b" => Action::ShowBvh(!s.show_bvh),
                     "k" => Action::ShowSkeleton(!s.show_skeleton),
                     "w" => Action::SetWireframe(!s.wireframe),
