@@ -5,7 +5,7 @@ use drape::anim::player::RootMotion;
 use drape::app::settings::{FabricParam, FabricPreset, SettingsStore, ViewerSettings};
 use drape::app::viewer::{parse_scheduled, Action, Level, Viewer};
 use drape::cloth::wet::{AdhesionMode, Fabric};
-use drape::cloth::Integrator;
+use drape::cloth::{ClothModelKind, Integrator};
 use drape::garments::GarmentKind;
 use drape::skin::SkinMethod;
 
@@ -209,6 +209,16 @@ fn world_parameters_act_live_without_a_rebuild() {
     assert_eq!(v.scene.config.sim.integrator, Integrator::SymplecticEuler);
     assert_eq!(v.scene.config.sim.substeps, 8, "kept across the rebuild");
     assert_eq!(v.scene_generation, generation + 1);
+    // So does the cloth model (XPBD beside the mass-spring reference); choosing the one in use
+    // does nothing.
+    v.apply(Action::SetModel(ClothModelKind::Xpbd));
+    v.flush();
+    assert_eq!(v.scene.config.sim.model, ClothModelKind::Xpbd);
+    assert_eq!(v.scene_generation, generation + 2);
+    v.tick(1.0 / 30.0);
+    assert!(v.scene.state.is_finite());
+    v.apply(Action::SetModel(ClothModelKind::Xpbd));
+    assert!(!v.rebuild_pending());
 }
 
 #[test]
@@ -368,6 +378,9 @@ fn command_line_actions_parse_to_the_same_actions() {
             Action::SetRootMotion(RootMotion::Travel),
         ),
         ("proxies=on", Action::ShowProxies(true)),
+        ("model=xpbd", Action::SetModel(ClothModelKind::Xpbd)),
+        ("inside=on", Action::ShowInside(true)),
+        ("check", Action::CheckClip),
         ("spacing=1.25", Action::SetSpacingScale(1.25)),
     ];
     for (text, want) in cases {
@@ -457,6 +470,7 @@ fn settings_files_are_written_atomically_and_optional() {
     assert_eq!(store.load(), (ViewerSettings::default(), vec![]));
     let s = ViewerSettings {
         method: SkinMethod::Dqs,
+        model: ClothModelKind::Xpbd,
         ..Default::default()
     };
     store.save(&s).unwrap();

@@ -4,7 +4,7 @@ use super::settings::{FabricParam, FabricPreset, SHADER_NAMES};
 use super::viewer::{Action, Level, Viewer};
 use crate::anim::player::RootMotion;
 use crate::cloth::wet::{AdhesionMode, Fabric};
-use crate::cloth::Integrator;
+use crate::cloth::{ClothModelKind, Integrator};
 use crate::garments::GarmentKind;
 use crate::skin::SkinMethod;
 
@@ -332,6 +332,26 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
     if edited(&ui.add(egui::Slider::new(&mut n, 1..=64).text("substeps / frame"))) {
         out.push(Action::SetSubsteps(n));
     }
+    ui.horizontal(|ui| {
+        ui.label("cloth model");
+        for (m, label) in [
+            (ClothModelKind::MassSpring, "mass-spring"),
+            (ClothModelKind::Xpbd, "XPBD"),
+        ] {
+            if ui
+                .selectable_label(s.model == m, label)
+                .on_hover_text(match m {
+                    ClothModelKind::MassSpring => {
+                        "springs with an explicit integrator and Provot's limit (the reference)"
+                    }
+                    ClothModelKind::Xpbd => "position-based constraints in small steps (real time)",
+                })
+                .clicked()
+            {
+                out.push(Action::SetModel(m));
+            }
+        }
+    });
     ui.horizontal(|ui| {
         ui.label("integrator");
         for (i, label) in [

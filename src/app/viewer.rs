@@ -16,7 +16,7 @@ use super::orbit::OrbitCamera;
 use super::settings::{garment_index, FabricParam, FabricPreset, ViewerSettings};
 use crate::anim::player::{LoopMode, RootMotion};
 use crate::cloth::wet::{AdhesionMode, Fabric};
-use crate::cloth::{Integrator, SimParams};
+use crate::cloth::{ClothModelKind, Integrator, SimParams};
 use crate::garments::{has_bones, GarmentKind, GarmentSpec};
 use crate::math::Vec3;
 use crate::rig::Rig;
@@ -55,6 +55,8 @@ pub enum Action {
     /// Cloth substeps per frame, 1 … 64.
     SetSubsteps(u32),
     SetIntegrator(Integrator),
+    /// Cloth model (rebuilds the garments).
+    SetModel(ClothModelKind),
     SetSelfCollision(bool),
     /// Mean wind speed, m/s, 0 … 30.
     SetWindSpeed(f32),
@@ -129,7 +131,7 @@ impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
     /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
-    /// self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
+    /// model, self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {
@@ -161,6 +163,7 @@ impl Action {
                     .map_err(|_| "substeps: expected a whole number".to_string())?,
             ),
             "integrator" => Action::SetIntegrator(need()?.parse()?),
+            "model" => Action::SetModel(need()?.parse()?),
             "self_collision" => Action::SetSelfCollision(on_off(need()?)?),
             "wind" => Action::SetWindSpeed(number(need()?)?),
             "wind_dir" => Action::SetWindAzimuth(number(need()?)?),
@@ -419,6 +422,12 @@ impl Viewer {
             Action::SetIntegrator(i) => {
                 s.integrator = i;
                 self.rebuild_pending = true;
+            }
+            Action::SetModel(m) => {
+                if s.model != m {
+                    s.model = m;
+                    self.rebuild_pending = true;
+                }
             }
             Action::SetSelfCollision(on) => {
                 s.self_collision = on;
@@ -825,6 +834,7 @@ pub fn scene_config(
         .collect();
     c.sim.substeps = s.substeps.clamp(1, 64);
     c.sim.integrator = s.integrator;
+    c.sim.model = s.model;
     c.sim.self_collision = s.self_collision;
     apply_world(s, &mut c.sim);
     c

@@ -18,7 +18,7 @@ pub use store::SettingsStore;
 
 use crate::anim::player::RootMotion;
 use crate::cloth::wet::{AdhesionMode, Fabric};
-use crate::cloth::{GarmentParams, Integrator};
+use crate::cloth::{ClothModelKind, GarmentParams, Integrator};
 use crate::garments::GarmentKind;
 use crate::skin::SkinMethod;
 
@@ -72,8 +72,10 @@ pub struct ViewerSettings {
     pub spacing_scale: f32,
     /// Cloth substeps per frame. Range 1 … 64; default 16.
     pub substeps: u32,
-    /// Time integrator. Default Verlet.
+    /// Time integrator of the mass-spring model. Default Verlet.
     pub integrator: Integrator,
+    /// Cloth model: mass-spring (the reference) or position-based (XPBD). Default mass-spring.
+    pub model: ClothModelKind,
     /// Self- and garment–garment collisions. Default on.
     pub self_collision: bool,
     /// Wind: mean speed, m/s. Range 0 … 30; default 0.
@@ -145,6 +147,7 @@ impl Default for ViewerSettings {
             spacing_scale: 1.0,
             substeps: 16,
             integrator: Integrator::Verlet,
+            model: ClothModelKind::MassSpring,
             self_collision: true,
             wind_speed: 0.0,
             wind_azimuth: 180.0,
@@ -232,6 +235,7 @@ struct SettingsFile {
     spacing_scale: Option<f32>,
     substeps: Option<u32>,
     integrator: Option<String>,
+    model: Option<String>,
     self_collision: Option<bool>,
     wind_speed: Option<f32>,
     wind_azimuth: Option<f32>,
@@ -368,6 +372,7 @@ impl ViewerSettings {
             |x| x.parse(),
             &mut s.integrator,
         );
+        parsed(&mut w, f.model.as_ref(), |x| x.parse(), &mut s.model);
         s.self_collision = f.self_collision.unwrap_or(s.self_collision);
         ranged(
             &mut w,
@@ -493,6 +498,7 @@ impl ViewerSettings {
             spacing_scale: Some(self.spacing_scale),
             substeps: Some(self.substeps),
             integrator: Some(integrator_name(self.integrator).into()),
+            model: Some(self.model.name().into()),
             self_collision: Some(self.self_collision),
             wind_speed: Some(self.wind_speed),
             wind_azimuth: Some(self.wind_azimuth),
