@@ -29,4 +29,5 @@ pub mod gpu;
 
 pub use rig::Rig;
 pub mod garments;
+pub mod limits;
 pub mod scene;
