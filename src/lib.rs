@@ -30,4 +30,5 @@ pub mod gpu;
 pub use rig::Rig;
 pub mod garments;
 pub mod limits;
+pub mod output;
 pub mod scene;

@@ -244,6 +244,16 @@ fn smoothstep(s: f32) -> f32 {
 impl Scene {
     /// Builds the scene: fits proxies, builds and binds the garments at the bind pose.
     pub fn new(rig: Rig, config: SceneConfig) -> Result<Scene, SceneError> {
+        Self::new_with_progress(rig, config, &mut |_, _| {})
+    }
+
+    /// [`Scene::new`], reporting the CoR precomputation (with [`SkinMethod::Cor`]) to
+    /// `progress` (mesh index, how far).
+    pub fn new_with_progress(
+        rig: Rig,
+        config: SceneConfig,
+        progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
+    ) -> Result<Scene, SceneError> {
         let skin = config.skin;
         if rig.skins.get(skin).is_none() {
             return Err(SceneError::NoSkin(rig.source.clone()));
@@ -323,7 +333,7 @@ impl Scene {
         }
         let mut skinner = Skinner::new(&rig);
         if config.method == SkinMethod::Cor {
-            skinner.prepare_cor(&rig, &mut |_, _| {});
+            skinner.prepare_cor(&rig, progress);
         }
         let world_from_node = rig.skeleton.rest_world();
         skinner.update(&rig, &world_from_node, config.method);
@@ -379,13 +389,21 @@ impl Scene {
 
     /// Loads a scene file (see [`SceneFile`]).
     pub fn from_file(path: &Path) -> Result<Scene, SceneError> {
+        Self::from_file_with_progress(path, &mut |_, _| {})
+    }
+
+    /// [`Scene::from_file`] with [`Scene::new_with_progress`]'s progress.
+    pub fn from_file_with_progress(
+        path: &Path,
+        progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
+    ) -> Result<Scene, SceneError> {
         let file = SceneFile::load(path)?;
         let rig = file.load_rig(path.parent())?;
         let config = file.config().map_err(|msg| SceneError::File {
             path: path.display().to_string(),
             msg,
         })?;
-        Scene::new(rig, config)
+        Scene::new_with_progress(rig, config, progress)
     }
 
     /// Advances the whole scene by `dt` seconds (one rendered frame; the cloth runs
