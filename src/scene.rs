@@ -605,6 +605,11 @@ impl Scene {
 /// [bones]                  # optional: humanoid bone = node name, for rigs without Mixamo
 /// Hips = "Skeleton_torso_joint_1"   # names (the rest is guessed from the skeleton's shape)
 /// ```
+///
+/// Every key is checked when the file is read ([`SceneFile::parse`]) against
+/// [`crate::limits::SCENE_KEYS`] and [`crate::limits::GARMENT_KEYS`]: an unknown key, a value
+/// of the wrong type or out of range is an error naming the key (`garment[1].spacing`), the
+/// value and the allowed range; nothing is clamped.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
