@@ -29,4 +29,6 @@ pub mod gpu;
 
 pub use rig::Rig;
 pub mod garments;
+pub mod limits;
+pub mod output;
 pub mod scene;

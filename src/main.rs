@@ -48,6 +48,26 @@ fn main() {
     let command = cli
         .command
         .unwrap_or_else(|| Command::View(drape::cli::view::Args::default_view()));
+    {
+        use drape::cli::interrupt::{install, Mode};
+        match &command {
+            Command::Bake(a) => install(
+                Mode::Cooperative,
+                &format!("{} was not written", a.out.display()),
+            ),
+            #[cfg(feature = "gpu")]
+            Command::Render(_) => install(
+                Mode::Cooperative,
+                "frames written so far are whole; the GIF was not written",
+            ),
+            Command::Experiment(a) => install(
+                Mode::Exit,
+                &format!("nothing was written to {}", a.out.display()),
+            ),
+            Command::Check(_) => install(Mode::Exit, "no --json report was written"),
+            _ => {}
+        }
+    }
     let result: Result<(), drape::cli::CliError> = match command {
         Command::View(a) => drape::cli::view::run(a),
         Command::Info(args) => drape::cli::info::run(args),
@@ -64,6 +84,10 @@ fn main() {
     };
     if let Err(e) = result {
         eprintln!("drape: {e}");
-        std::process::exit(1);
+        std::process::exit(if drape::cli::interrupt::requested() {
+            drape::cli::interrupt::EXIT_STATUS
+        } else {
+            1
+        });
     }
 }

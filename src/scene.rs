@@ -244,6 +244,16 @@ fn smoothstep(s: f32) -> f32 {
 impl Scene {
     /// Builds the scene: fits proxies, builds and binds the garments at the bind pose.
     pub fn new(rig: Rig, config: SceneConfig) -> Result<Scene, SceneError> {
+        Self::new_with_progress(rig, config, &mut |_, _| {})
+    }
+
+    /// [`Scene::new`], reporting the CoR precomputation (with [`SkinMethod::Cor`]) to
+    /// `progress` (mesh index, how far).
+    pub fn new_with_progress(
+        rig: Rig,
+        config: SceneConfig,
+        progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
+    ) -> Result<Scene, SceneError> {
         let skin = config.skin;
         if rig.skins.get(skin).is_none() {
             return Err(SceneError::NoSkin(rig.source.clone()));
@@ -323,7 +333,7 @@ impl Scene {
         }
         let mut skinner = Skinner::new(&rig);
         if config.method == SkinMethod::Cor {
-            skinner.prepare_cor(&rig, &mut |_, _| {});
+            skinner.prepare_cor(&rig, progress);
         }
         let world_from_node = rig.skeleton.rest_world();
         skinner.update(&rig, &world_from_node, config.method);
@@ -379,13 +389,21 @@ impl Scene {
 
     /// Loads a scene file (see [`SceneFile`]).
     pub fn from_file(path: &Path) -> Result<Scene, SceneError> {
+        Self::from_file_with_progress(path, &mut |_, _| {})
+    }
+
+    /// [`Scene::from_file`] with [`Scene::new_with_progress`]'s progress.
+    pub fn from_file_with_progress(
+        path: &Path,
+        progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
+    ) -> Result<Scene, SceneError> {
         let file = SceneFile::load(path)?;
         let rig = file.load_rig(path.parent())?;
         let config = file.config().map_err(|msg| SceneError::File {
             path: path.display().to_string(),
             msg,
         })?;
-        Scene::new(rig, config)
+        Scene::new_with_progress(rig, config, progress)
     }
 
     /// Advances the whole scene by `dt` seconds (one rendered frame; the cloth runs
@@ -587,6 +605,11 @@ impl Scene {
 /// [bones]                  # optional: humanoid bone = node name, for rigs without Mixamo
 /// Hips = "Skeleton_torso_joint_1"   # names (the rest is guessed from the skeleton's shape)
 /// ```
+///
+/// Every key is checked when the file is read ([`SceneFile::parse`]) against
+/// [`crate::limits::SCENE_KEYS`] and [`crate::limits::GARMENT_KEYS`]: an unknown key, a value
+/// of the wrong type or out of range is an error naming the key (`garment[1].spacing`), the
+/// value and the allowed range; nothing is clamped.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
@@ -615,7 +638,8 @@ pub struct SceneFile {
     pub bones: std::collections::BTreeMap<String, String>,
 }
 
-/// One `[[garment]]` table of a scene file.
+/// One `[[garment]]` table of a scene file. Each key's range is in [`crate::limits::GARMENT_KEYS`]
+/// (a key added here needs its line there, or files using it are refused as unknown).
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GarmentEntry {
@@ -624,8 +648,11 @@ pub struct GarmentEntry {
     pub clearance: Option<f32>,
     pub length: Option<f32>,
     pub k_structural: Option<f32>,
+    pub k_shear: Option<f32>,
     pub k_bend: Option<f32>,
     pub area_density: Option<f32>,
+    /// Spring damping ratio ζ.
+    pub damping: Option<f32>,
     pub thickness: Option<f32>,
     pub friction: Option<f32>,
 }
@@ -642,8 +669,13 @@ impl SceneFile {
         })
     }
 
+    /// Parses and checks a scene file's text: unknown keys, values of the wrong type and
+    /// values out of range are errors naming the key ([`crate::limits::check_scene_table`]),
+    /// before anything is built or simulated.
     pub fn parse(text: &str) -> Result<SceneFile, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
+        crate::limits::check_scene_table(&mut table)?;
+        table.try_into().map_err(|e| e.to_string())
     }
 
     /// The rig the file names: the built-in ninja (default) or a glTF file.
@@ -661,87 +693,104 @@ impl SceneFile {
         Ok(rig)
     }
 
-    /// The configuration the file describes (defaults where it is silent).
+    /// The configuration the file describes (defaults where it is silent). Every value is
+    /// checked against [`crate::limits`] (the same ranges as the CLI flags and the viewer):
+    /// one out of range is an error naming its key (`garment[1].k_structural`), never clamped.
     pub fn config(&self) -> Result<SceneConfig, String> {
+        use crate::limits as lim;
         let mut c = SceneConfig {
             clip: self.clip.clone(),
             ..SceneConfig::default()
         };
         if let Some(m) = &self.skinning {
-            c.method = m.parse()?;
+            c.method = m.parse().map_err(|e| format!("skinning = \"{m}\": {e}"))?;
         }
         for (bone, node) in &self.bones {
             if !crate::garments::HUMANOID_BONES.contains(&bone.as_str()) {
+                let hint = lim::closest(bone, &crate::garments::HUMANOID_BONES)
+                    .map(|b| format!("did you mean '{b}'? "))
+                    .unwrap_or_default();
                 return Err(format!(
-                    "[bones]: unknown humanoid bone '{bone}' (known: {})",
+                    "[bones]: unknown humanoid bone '{bone}': {hint}(known: {})",
                     crate::garments::HUMANOID_BONES.join(", ")
                 ));
             }
             c.bones.push((bone.clone(), node.clone()));
         }
         if let Some(s) = self.substeps {
-            c.sim.substeps = s.clamp(1, 1000);
+            c.sim.substeps = lim::SUBSTEPS.check_u32("substeps", s)?;
         }
         if let Some(s) = self.self_collision {
             c.sim.self_collision = s;
         }
         if let Some(m) = &self.model {
-            c.sim.model = m.parse()?;
+            c.sim.model = m.parse().map_err(|e| format!("model = \"{m}\": {e}"))?;
         }
         if let Some(s) = self.settle {
-            c.settle = s.clamp(0.0, 10.0);
+            c.settle = lim::SETTLE.check_f32("settle", s)?;
         }
         if let Some(s) = self.blend {
-            c.blend = s.clamp(0.0, 10.0);
+            c.blend = lim::BLEND.check_f32("blend", s)?;
         }
         if let Some(f) = self.fps {
-            if !(10.0..=240.0).contains(&f) {
-                return Err(format!("fps must be within 10 … 240, not {f}"));
-            }
-            c.sim.frame_dt = 1.0 / f;
+            c.sim.frame_dt = 1.0 / lim::SIM_FPS.check_f32("fps", f)?;
         }
         if let Some(r) = &self.root_motion {
-            c.root_motion = match r.as_str() {
-                "in_place" | "in-place" => RootMotion::InPlace,
-                "travel" => RootMotion::Travel,
-                "authored" => RootMotion::Authored,
-                o => return Err(format!("unknown root_motion '{o}'")),
-            };
+            c.root_motion =
+                parse_root_motion(r).map_err(|e| format!("root_motion = \"{r}\": {e}"))?;
         }
         if !self.garment.is_empty() {
             c.garments.clear();
-            for g in &self.garment {
-                let kind: GarmentKind = g.kind.parse().map_err(|e| format!("{e}"))?;
+            for (i, g) in self.garment.iter().enumerate() {
+                let key = |k: &str| format!("garment[{i}].{k}");
+                let kind: GarmentKind = g
+                    .kind
+                    .parse()
+                    .map_err(|e| format!("{} = \"{}\": {e}", key("kind"), g.kind))?;
                 let mut s = GarmentSpec::new(kind);
-                if let Some(v) = g.spacing {
-                    s.spacing = v.clamp(0.005, 0.1);
-                }
-                if let Some(v) = g.clearance {
-                    s.clearance = v.clamp(0.001, 0.05);
-                }
-                if let Some(v) = g.length {
-                    s.length = v.clamp(0.3, 1.5);
-                }
+                let set = |v: Option<f32>, limit: &lim::Limit, name: &str, out: &mut f32| {
+                    if let Some(v) = v {
+                        *out = limit.check_f32(&key(name), v)?;
+                    }
+                    Ok::<(), String>(())
+                };
+                set(g.spacing, &lim::SPACING, "spacing", &mut s.spacing)?;
+                set(g.clearance, &lim::CLEARANCE, "clearance", &mut s.clearance)?;
+                set(g.length, &lim::LENGTH, "length", &mut s.length)?;
                 let f = &mut s.fabric;
-                if let Some(v) = g.k_structural {
-                    f.k_structural = v.clamp(0.0, 1e7);
-                }
-                if let Some(v) = g.k_bend {
-                    f.k_bend = v.clamp(0.0, 1e7);
-                }
-                if let Some(v) = g.area_density {
-                    f.area_density = v.clamp(0.01, 10.0);
-                }
-                if let Some(v) = g.thickness {
-                    f.thickness = v.clamp(1e-4, 0.05);
-                }
-                if let Some(v) = g.friction {
-                    f.friction = v.clamp(0.0, 2.0);
-                }
+                set(
+                    g.k_structural,
+                    &lim::K_STRUCTURAL,
+                    "k_structural",
+                    &mut f.k_structural,
+                )?;
+                set(g.k_shear, &lim::K_SHEAR, "k_shear", &mut f.k_shear)?;
+                set(g.k_bend, &lim::K_BEND, "k_bend", &mut f.k_bend)?;
+                set(
+                    g.area_density,
+                    &lim::AREA_DENSITY,
+                    "area_density",
+                    &mut f.area_density,
+                )?;
+                set(g.damping, &lim::DAMPING, "damping", &mut f.damping_ratio)?;
+                set(g.thickness, &lim::THICKNESS, "thickness", &mut f.thickness)?;
+                set(g.friction, &lim::FRICTION, "friction", &mut f.friction)?;
                 c.garments.push(s);
             }
         }
         Ok(c)
+    }
+}
+
+/// A scene file's `root_motion`: `in_place` (or `in-place`), `travel` or `authored`.
+pub fn parse_root_motion(s: &str) -> Result<RootMotion, String> {
+    match s {
+        "in_place" | "in-place" => Ok(RootMotion::InPlace),
+        "travel" => Ok(RootMotion::Travel),
+        "authored" => Ok(RootMotion::Authored),
+        o => Err(format!(
+            "unknown root_motion '{o}' (expected in_place, travel or authored)"
+        )),
     }
 }
 

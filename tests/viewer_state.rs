@@ -90,8 +90,15 @@ fn method_clip_playback_and_time_reach_the_scene() {
     let t1 = v.scene.time;
     v.tick(1.0 / 30.0);
     assert!((v.scene.time - t1 - 1.0 / 60.0).abs() < 1e-5);
+    // Out of range (0.05 … 2): refused with a message, not clamped (drape::limits).
     v.apply(Action::SetSpeed(100.0));
-    assert_eq!(v.settings.speed, 2.0);
+    assert_eq!(v.settings.speed, 0.5);
+    assert!(v
+        .messages
+        .last()
+        .unwrap()
+        .1
+        .contains("speed = 100 is out of range"));
 
     // Root motion and looping reach the player.
     v.apply(Action::SetRootMotion(RootMotion::Travel));
@@ -171,9 +178,18 @@ fn fabric_edits_reach_the_garment_params_in_their_units() {
         .iter()
         .sum();
     assert!((mass / area - 0.4).abs() < 0.02, "{mass} kg over {area} m²");
-    // Out-of-range values clamp to the documented range (μ ≤ 2).
+    // Out-of-range values are refused with a message naming the range (μ ≤ 2), not clamped
+    // (drape::limits): the sash keeps its own friction.
     let sash = &v.scene.config.garments[2];
-    assert_eq!((sash.kind, sash.fabric.friction), (GarmentKind::Sash, 2.0));
+    assert_eq!(
+        (sash.kind, sash.fabric.friction),
+        (GarmentKind::Sash, GarmentKind::Sash.fabric().friction)
+    );
+    let (_, last) = v.messages.last().unwrap();
+    assert!(
+        last.contains("fabric.sash.friction = 99 is out of range: allowed 0 … 2"),
+        "{last}"
+    );
 
     v.apply(Action::SetFabricPreset(FabricPreset::Denim));
     v.flush();
@@ -239,15 +255,21 @@ fn particle_spacing_trades_detail_for_speed_after_one_rebuild() {
         let want = 1.5 * g.kind.default_spacing();
         assert!((g.spacing - want).abs() < 1e-6, "{:?}", g.kind);
     }
-    // The same value again asks for nothing; out-of-range values are clamped.
+    // The same value again asks for nothing. Out-of-range values are refused with a message and
+    // change nothing (they used to be clamped silently; drape::limits is one rule for scene
+    // files, flags and the viewer, and none of them clamps).
     v.apply(Action::SetSpacingScale(1.5));
     assert!(!v.rebuild_pending());
-    v.apply(Action::SetSpacingScale(100.0));
-    assert_eq!(v.settings.spacing_scale, 3.0);
-    v.apply(Action::SetSpacingScale(0.0));
-    assert_eq!(v.settings.spacing_scale, 0.75);
-    v.apply(Action::SetSpacingScale(f32::NAN));
-    assert_eq!(v.settings.spacing_scale, 0.75);
+    for bad in [100.0, 0.0, f32::NAN] {
+        v.apply(Action::SetSpacingScale(bad));
+        assert_eq!(v.settings.spacing_scale, 1.5);
+        assert!(!v.rebuild_pending());
+        let (_, last) = v.messages.last().unwrap();
+        assert!(
+            last.starts_with("spacing = ") && last.contains("0.75 … 3"),
+            "{last}"
+        );
+    }
     // Other rebuilds keep it.
     v.apply(Action::SetSpacingScale(1.25));
     v.apply(Action::ResetSim);
@@ -428,7 +450,7 @@ fn settings_round_trip_and_survive_corrupt_files() {
         root_motion: RootMotion::Travel,
         ..Default::default()
     };
-    FabricParam::KBend.set(&mut s.fabrics[1], 7.5);
+    FabricParam::KBend.set(&mut s.fabrics[1], 7.5).unwrap();
     let (back, warnings) = ViewerSettings::from_toml(&s.to_toml());
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(back, s);

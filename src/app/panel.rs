@@ -243,11 +243,24 @@ fn animation(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
             out.push(Action::Seek(start + v));
         }
     }
-    slider(ui, s.speed, 0.05..=2.0, "speed ×", out, Action::SetSpeed);
+    slider(
+        ui,
+        s.speed,
+        {
+            let (lo, hi) = crate::limits::SPEED.slider_f32();
+            lo..=hi
+        },
+        "speed ×",
+        out,
+        Action::SetSpeed,
+    );
     slider(
         ui,
         s.crossfade,
-        0.0..=2.0,
+        {
+            let (lo, hi) = crate::limits::CROSSFADE.slider_f32();
+            lo..=hi
+        },
         "crossfade (s)",
         out,
         Action::SetCrossfade,
@@ -310,7 +323,7 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
         }
     }
     ui.separator();
-    let (lo, hi) = crate::app::settings::SPACING_SCALE;
+    let (lo, hi) = crate::limits::SPACING_SCALE.slider_f32();
     let mut v = s.spacing_scale;
     let r = ui
         .add(
@@ -329,7 +342,15 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
         ui.weak("rebuilding when the slider is let go…");
     }
     let mut n = s.substeps;
-    if edited(&ui.add(egui::Slider::new(&mut n, 1..=64).text("substeps / frame"))) {
+    if edited(
+        &ui.add(
+            egui::Slider::new(&mut n, {
+                let (lo, hi) = crate::limits::SUBSTEPS.slider_f32();
+                lo as u32..=hi as u32
+            })
+            .text("substeps / frame"),
+        ),
+    ) {
         out.push(Action::SetSubsteps(n));
     }
     ui.horizontal(|ui| {
@@ -373,7 +394,10 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
     slider(
         ui,
         s.wind_speed,
-        0.0..=30.0,
+        {
+            let (lo, hi) = crate::limits::WIND_SPEED.slider_f32();
+            lo..=hi
+        },
         "wind (m/s)",
         out,
         Action::SetWindSpeed,
@@ -381,7 +405,10 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
     slider(
         ui,
         s.wind_azimuth,
-        -180.0..=180.0,
+        {
+            let (lo, hi) = crate::limits::AZIMUTH.slider_f32();
+            lo..=hi
+        },
         "wind towards (°)",
         out,
         Action::SetWindAzimuth,
@@ -389,7 +416,10 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
     slider(
         ui,
         s.wind_gusts,
-        0.0..=2.0,
+        {
+            let (lo, hi) = crate::limits::WIND_GUSTS.slider_f32();
+            lo..=hi
+        },
         "gusts",
         out,
         Action::SetWindGusts,
@@ -417,7 +447,10 @@ fn wet(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
     slider(
         ui,
         s.wetness,
-        0.0..=1.0,
+        {
+            let (lo, hi) = crate::limits::WETNESS.slider_f32();
+            lo..=hi
+        },
         "wetness (of saturation)",
         out,
         Action::SetWetness,
@@ -425,7 +458,10 @@ fn wet(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
     slider(
         ui,
         s.adhesion_scale,
-        0.0..=10.0,
+        {
+            let (lo, hi) = crate::limits::ADHESION_SCALE.slider_f32();
+            lo..=hi
+        },
         "adhesion scale",
         out,
         Action::SetAdhesionScale,
@@ -489,7 +525,10 @@ fn shading(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
     slider(
         ui,
         s.light_azimuth,
-        -180.0..=180.0,
+        {
+            let (lo, hi) = crate::limits::AZIMUTH.slider_f32();
+            lo..=hi
+        },
         "light azimuth (°)",
         out,
         move |v| Action::SetLight(v, el),
@@ -498,7 +537,10 @@ fn shading(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
     slider(
         ui,
         s.light_elevation,
-        5.0..=90.0,
+        {
+            let (lo, hi) = crate::limits::LIGHT_ELEVATION.slider_f32();
+            lo..=hi
+        },
         "light elevation (°)",
         out,
         move |v| Action::SetLight(az, v),

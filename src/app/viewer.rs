@@ -231,6 +231,42 @@ impl Action {
     }
 }
 
+/// The value `action` carries, checked against [`crate::limits`] under the key `drape view
+/// --action` uses for it: `Err` names the key, the value and the allowed range.
+pub fn check_range(action: &Action) -> Result<(), String> {
+    use crate::limits as l;
+    let angle = |key: &str, v: f32| {
+        if v.is_finite() {
+            Ok(())
+        } else {
+            Err(format!("{key} = {v} is not a finite angle"))
+        }
+    };
+    match action {
+        Action::Seek(t) if !t.is_finite() => Err(format!("seek = {t} is not a finite time")),
+        Action::SetSpeed(v) => l::SPEED.check_f32("speed", *v).map(drop),
+        Action::SetCrossfade(v) => l::CROSSFADE.check_f32("crossfade", *v).map(drop),
+        Action::SetFabric(kind, p, v) => p
+            .limit()
+            .check_f32(&format!("fabric.{}.{}", kind.name(), p.key()), *v)
+            .map(drop),
+        Action::SetSpacingScale(v) => l::SPACING_SCALE.check_f32("spacing", *v).map(drop),
+        Action::SetSubsteps(n) => l::SUBSTEPS.check_u32("substeps", *n).map(drop),
+        Action::SetWindSpeed(v) => l::WIND_SPEED.check_f32("wind", *v).map(drop),
+        Action::SetWindAzimuth(v) => angle("wind_dir", *v),
+        Action::SetWindGusts(v) => l::WIND_GUSTS.check_f32("gusts", *v).map(drop),
+        Action::SetWetness(v) => l::WETNESS.check_f32("wetness", *v).map(drop),
+        Action::SetAdhesionScale(v) => l::ADHESION_SCALE.check_f32("adhesion", *v).map(drop),
+        Action::SetLight(az, el) => {
+            angle("light azimuth", *az)?;
+            l::LIGHT_ELEVATION
+                .check_f32("light elevation", *el)
+                .map(drop)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Parses `KEY=VALUE@FRAME` (the frame defaults to 1): an [`Action`] to apply at that frame.
 pub fn parse_scheduled(text: &str) -> Result<(u32, Action), String> {
     let (action, frame) = match text.rsplit_once('@') {
@@ -347,8 +383,15 @@ impl Viewer {
         self.rebuild_pending
     }
 
-    /// Applies one action. Errors and warnings go to [`Viewer::messages`]; nothing panics.
+    /// Applies one action. Errors and warnings go to [`Viewer::messages`]; nothing panics. A
+    /// value outside its range ([`crate::limits`], the table scene files use too) is refused
+    /// with a message and changes nothing: the panel's sliders cannot go there, so such a value
+    /// comes from `--action` or code, and clamping it would hide the mistake.
     pub fn apply(&mut self, action: Action) {
+        if let Err(e) = check_range(&action) {
+            self.message(Level::Error, format!("{e}; unchanged"));
+            return;
+        }
         let s = &mut self.settings;
         match action {
             Action::SetMethod(m) => {
@@ -380,12 +423,12 @@ impl Viewer {
             Action::Pause => s.playing = false,
             Action::TogglePlay => s.playing = !s.playing,
             Action::Seek(t) => self.seek(t),
-            Action::SetSpeed(v) => s.speed = v.clamp(0.05, 2.0),
+            Action::SetSpeed(v) => s.speed = v,
             Action::SetLoop(on) => {
                 s.looping = on;
                 self.scene.player.set_loop_mode(loop_mode(on));
             }
-            Action::SetCrossfade(v) => s.crossfade = v.clamp(0.0, 2.0),
+            Action::SetCrossfade(v) => s.crossfade = v,
             Action::SetRootMotion(r) => {
                 s.root_motion = r;
                 self.scene.config.root_motion = r;
@@ -403,20 +446,19 @@ impl Viewer {
                 self.rebuild_pending = true;
             }
             Action::SetFabric(kind, param, v) => {
-                param.set(&mut s.fabrics[garment_index(kind)], v);
-                self.rebuild_pending = true;
+                // In range: checked above.
+                if param.set(&mut s.fabrics[garment_index(kind)], v).is_ok() {
+                    self.rebuild_pending = true;
+                }
             }
             Action::SetSpacingScale(v) => {
-                let (lo, hi) = super::settings::SPACING_SCALE;
-                let v = v.clamp(lo, hi);
-                // (A NaN, which clamp passes through, is ignored.)
-                if v.is_finite() && v != s.spacing_scale {
+                if v != s.spacing_scale {
                     s.spacing_scale = v;
                     self.rebuild_pending = true;
                 }
             }
             Action::SetSubsteps(n) => {
-                s.substeps = n.clamp(1, 64);
+                s.substeps = n;
                 self.scene.config.sim.substeps = s.substeps;
             }
             Action::SetIntegrator(i) => {
@@ -434,7 +476,7 @@ impl Viewer {
                 self.scene.config.sim.self_collision = on;
             }
             Action::SetWindSpeed(v) => {
-                s.wind_speed = v.clamp(0.0, 30.0);
+                s.wind_speed = v;
                 apply_world(s, &mut self.scene.config.sim);
             }
             Action::SetWindAzimuth(v) => {
@@ -442,7 +484,7 @@ impl Viewer {
                 apply_world(s, &mut self.scene.config.sim);
             }
             Action::SetWindGusts(v) => {
-                s.wind_gusts = v.clamp(0.0, 2.0);
+                s.wind_gusts = v;
                 apply_world(s, &mut self.scene.config.sim);
             }
             Action::ResetSim => self.rebuild(),
@@ -464,11 +506,11 @@ impl Viewer {
                 ),
             },
             Action::SetWetness(v) => {
-                s.wetness = v.clamp(0.0, 1.0);
+                s.wetness = v;
                 apply_wetness(s, &mut self.scene);
             }
             Action::SetAdhesionScale(v) => {
-                s.adhesion_scale = v.clamp(0.0, 10.0);
+                s.adhesion_scale = v;
                 apply_world(s, &mut self.scene.config.sim);
             }
             Action::SetAdhesion(a) => {
@@ -494,10 +536,9 @@ impl Viewer {
                 }
             }
             Action::SetLight(az, el) => {
-                if az.is_finite() && el.is_finite() {
-                    s.light_azimuth = (az + 180.0).rem_euclid(360.0) - 180.0;
-                    s.light_elevation = el.clamp(5.0, 90.0);
-                }
+                // Azimuths wrap around (370° is 10°); the elevation was checked above.
+                s.light_azimuth = (az + 180.0).rem_euclid(360.0) - 180.0;
+                s.light_elevation = el;
             }
             Action::SetShadows(on) => s.shadows = on,
             Action::SetMsaa(on) => s.msaa = on,
@@ -832,7 +873,7 @@ pub fn scene_config(
             }
         })
         .collect();
-    c.sim.substeps = s.substeps.clamp(1, 64);
+    c.sim.substeps = s.substeps;
     c.sim.integrator = s.integrator;
     c.sim.model = s.model;
     c.sim.self_collision = s.self_collision;

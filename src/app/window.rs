@@ -359,7 +359,7 @@ impl App {
         name.push(".json");
         let path = std::path::PathBuf::from(name);
         let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-        std::fs::write(&path, text)
+        crate::output::write_atomic(&path, text.as_bytes())
             .map_err(|e| ViewError::Screenshot(format!("{}: {e}", path.display())))
     }
 
@@ -621,12 +621,7 @@ impl App {
             let written = result
                 .map_err(|e| ViewError::Screenshot(e.to_string()))
                 .and_then(|img| {
-                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                        std::fs::create_dir_all(dir).map_err(|e| {
-                            ViewError::Screenshot(format!("{}: {e}", dir.display()))
-                        })?;
-                    }
-                    img.save(&path)
+                    crate::output::save_image(&img, &path)
                         .map_err(|e| ViewError::Screenshot(format!("{}: {e}", path.display())))
                 });
             let written = written.and_then(|()| self.write_sidecar(&path));

@@ -16,9 +16,7 @@
 //!
 //! See [`crate::asset::export::bake_to_glb`] for the layout.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::Instant;
 
 use clap::Args as ClapArgs;
 
@@ -55,7 +53,7 @@ pub struct Args {
     /// per second at the default 60 fps). Each baked frame is one morph target per garment.
     #[arg(long, default_value_t = 2)]
     pub every: u32,
-    /// Replace --out if it exists.
+    /// Replace --out if it exists, and run a bake estimated to take over an hour.
     #[arg(long)]
     pub force: bool,
     /// Leave the vertex normals out of the morph-target meshes (the garments; the body with DQS
@@ -121,6 +119,30 @@ fn locals_from_world(parents: &[Option<u32>], world: &[Mat4], out: &mut Vec<Tran
     }
 }
 
+/// Frames a bake of `scene` simulates: `(start-up frames, all frames)`. `seconds` of the clip
+/// (default: its duration; 1 s without a clip) must lie within [`crate::limits::BAKE_SECONDS`];
+/// at least one frame is baked.
+pub fn frames_to_bake(scene: &Scene, seconds: Option<f32>) -> Result<(u32, u32), CliError> {
+    let dt = scene.config.sim.frame_dt;
+    let seconds = match seconds {
+        Some(s) => crate::limits::BAKE_SECONDS.check_f32("--seconds", s),
+        None => {
+            let clip_len = scene
+                .clip
+                .map(|c| scene.rig.clips[c].duration())
+                .unwrap_or(1.0);
+            crate::limits::BAKE_SECONDS
+                .check_f32("the clip's duration", clip_len)
+                .map_err(|e| format!("{e}; bake a part of it with --seconds"))
+        }
+    }
+    .map_err(CliError::new)?
+    .max(dt);
+    let startup = (scene.startup_seconds() / dt).ceil() as u32;
+    let sim_frames = (seconds / dt).ceil() as u32;
+    Ok((startup, startup + sim_frames))
+}
+
 /// Simulates `scene` from its start (settle, blend, then the clip) and bakes the clip part.
 /// `progress(done, total)` is called after every simulated frame; `on_frame(k, scene)` after
 /// baked frame `k` was recorded (tests compare the file against the scene there).
@@ -131,24 +153,11 @@ pub fn bake(
     on_frame: &mut dyn FnMut(usize, &Scene),
 ) -> Result<Baked, CliError> {
     let dt = scene.config.sim.frame_dt;
-    let clip_len = scene
-        .clip
-        .map(|c| scene.rig.clips[c].duration())
-        .unwrap_or(1.0);
-    let seconds = opts.seconds.unwrap_or(clip_len);
-    if !seconds.is_finite() || seconds <= 0.0 {
-        return Err(CliError::new(format!(
-            "--seconds must be a positive number, not {seconds}"
-        )));
-    }
     if opts.every == 0 {
         return Err(CliError::new("--every must be at least 1"));
     }
-    let seconds = seconds.clamp(dt, 600.0);
     let every = opts.every;
-    let startup = (scene.startup_seconds() / dt).ceil() as u32;
-    let sim_frames = (seconds / dt).ceil() as u32;
-    let total = startup + sim_frames;
+    let (startup, total) = frames_to_bake(scene, opts.seconds)?;
 
     // glTF skins by linear blending only; DQS/CoR bodies (and rigs the exporter cannot hold)
     // are baked as morph targets, vertex for vertex.
@@ -173,6 +182,12 @@ pub fn bake(
     let mut gf = crate::scene::GarmentFrame::default();
     let mut times = Vec::new();
     for f in 0..total {
+        // Ctrl-C (cli::interrupt): stop between frames; nothing is written.
+        if super::interrupt::requested() {
+            return Err(CliError::new(format!(
+                "interrupted (Ctrl-C) after {f} of {total} frames"
+            )));
+        }
         scene.step(dt);
         progress(f + 1, total);
         if f < startup || !(f - startup).is_multiple_of(every) {
@@ -269,57 +284,6 @@ pub fn bake(
     })
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal (a log or a pipe gets no
-/// carriage returns), redrawn when the shown percentage changes.
-struct ProgressBar {
-    on: bool,
-    shown: Option<u32>,
-    start: Instant,
-}
-
-impl ProgressBar {
-    const WIDTH: u32 = 30;
-
-    fn new() -> Self {
-        Self {
-            on: std::io::stderr().is_terminal(),
-            shown: None,
-            start: Instant::now(),
-        }
-    }
-
-    fn update(&mut self, done: u32, total: u32) {
-        if !self.on || total == 0 {
-            return;
-        }
-        let pct = (done as u64 * 100 / total as u64) as u32;
-        if self.shown == Some(pct) {
-            return;
-        }
-        self.shown = Some(pct);
-        let fill = (pct * Self::WIDTH / 100) as usize;
-        let bar = format!(
-            "{}{}",
-            "#".repeat(fill),
-            "-".repeat(Self::WIDTH as usize - fill)
-        );
-        let elapsed = self.start.elapsed().as_secs_f32();
-        let left = elapsed * (total - done) as f32 / done.max(1) as f32;
-        let mut err = std::io::stderr();
-        let _ = write!(
-            err,
-            "\rbaking [{bar}] {pct:3}%  frame {done}/{total}  {elapsed:.0} s, ~{left:.0} s left  "
-        );
-        let _ = err.flush();
-    }
-
-    fn finish(&mut self) {
-        if self.on && self.shown.is_some() {
-            eprintln!();
-        }
-    }
-}
-
 pub fn run(args: Args) -> Result<(), CliError> {
     let err = |e: &dyn std::fmt::Display| CliError::new(e.to_string());
     // Refuse before simulating, not after minutes of work.
@@ -330,7 +294,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     let mut scene = match &args.scene {
-        Some(p) => Scene::from_file(p).map_err(|e| err(&e))?,
+        Some(p) => Scene::from_file_with_progress(p, &mut super::progress::cor_progress())
+            .map_err(|e| err(&e))?,
         None => {
             let mut rig = load_rig_named(&args.rig, None).map_err(|e| err(&e))?;
             super::clips_from::add_clips(&mut rig, &args.clips_from, &Default::default())?;
@@ -338,7 +303,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 clip: args.clip.clone(),
                 ..SceneConfig::default()
             };
-            Scene::new(rig, cfg).map_err(|e| err(&e))?
+            Scene::new_with_progress(rig, cfg, &mut super::progress::cor_progress())
+                .map_err(|e| err(&e))?
         }
     };
     // Say which bone was taken for which role when the names were not all Mixamo's.
@@ -348,7 +314,26 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(m) = args.model {
         scene.config.sim.model = m;
     }
-    let mut bar = ProgressBar::new();
+    // An absurd simulation is refused before it starts (or run with --force), and every run
+    // says how long it should take.
+    let (_, frames) = frames_to_bake(&scene, args.seconds)?;
+    let cost = crate::limits::Cost::new(
+        scene.config.sim.substeps,
+        scene.particle_count(),
+        frames as u64,
+    );
+    let what = format!(
+        "{} substeps × {} particles × {frames} frames",
+        scene.config.sim.substeps,
+        scene.particle_count()
+    );
+    cost.check(&what, args.force).map_err(CliError::new)?;
+    eprintln!(
+        "baking {what}: estimated {} (at {:.1e} particle substeps/s)",
+        cost.duration_text(),
+        crate::limits::Cost::PARTICLE_STEPS_PER_SECOND
+    );
+    let mut bar = super::progress::Progress::new("baking", 0, "frames");
     let opts = BakeOptions {
         seconds: args.seconds,
         every: args.every,
@@ -357,14 +342,30 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let baked = bake(
         &mut scene,
         opts,
-        &mut |d, t| bar.update(d, t),
+        &mut |d, t| {
+            if d == 1 {
+                bar = super::progress::Progress::new("baking", t as u64, "frames");
+            }
+            bar.set(d as u64)
+        },
         &mut |_, _| {},
     );
     bar.finish();
-    let baked = baked?;
-    let mut file = super::create_output(&args.out, args.force)?;
-    file.write_all(&baked.bytes)
-        .map_err(|e| CliError::new(format!("could not write {}: {e}", args.out.display())))?;
+    let baked = baked.map_err(|e| {
+        if super::interrupt::requested() {
+            CliError::new(format!(
+                "{e}; nothing written: {}",
+                if args.out.exists() {
+                    format!("{} is unchanged", args.out.display())
+                } else {
+                    format!("{} was not created", args.out.display())
+                }
+            ))
+        } else {
+            e
+        }
+    })?;
+    super::write_output(&args.out, &baked.bytes, args.force)?;
     println!(
         "wrote {} ({:.1} MB): body {}, {} garments ({} particles), {} frames over {:.2} s",
         args.out.display(),

@@ -305,11 +305,16 @@ fn scene_one(args: &SceneArgs, model: ClothModelKind) -> Result<(), CliError> {
         method: args.skinning,
         garments: GarmentKind::ALL
             .iter()
-            .map(|&k| GarmentSpec::coarse(k, args.coarse.clamp(0.25, 10.0)))
+            .map(|&k| GarmentSpec::coarse(k, args.coarse))
             .collect(),
         ..SceneConfig::default()
     };
-    config.sim.substeps = args.substeps.max(1);
+    crate::limits::BENCH_COARSE
+        .check_f32("--coarse", args.coarse)
+        .map_err(CliError::new)?;
+    config.sim.substeps = crate::limits::SUBSTEPS
+        .check_u32("--substeps", args.substeps)
+        .map_err(CliError::new)?;
     config.sim.self_collision = !args.no_self_collision;
     config.sim.model = model;
     if let Some(r) = args.contact_rounds {

@@ -29,9 +29,13 @@ pub struct Args {
     /// check, as in CI).
     #[arg(long, default_value_t = 1.0)]
     pub spacing: f32,
-    /// Also write the whole report as JSON here (replaced if it exists).
+    /// Also write the whole report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Replace --json if it exists (like every command, check never replaces a file without
+    /// being asked).
+    #[arg(long)]
+    pub force: bool,
     /// Print only the table and the verdict (no per-clip progress on stderr).
     #[arg(long)]
     pub quiet: bool,
@@ -95,12 +99,12 @@ pub fn clip_table(c: &ClipReport) -> String {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let method: SkinMethod = args.method.parse().map_err(CliError::new)?;
-    let (lo, hi) = (0.75, 3.0);
-    if !(lo..=hi).contains(&args.spacing) {
-        return Err(CliError::new(format!(
-            "bad --spacing {}: expected {lo}..={hi} (× each garment's default spacing)",
-            args.spacing
-        )));
+    crate::limits::SPACING_SCALE
+        .check_f32("--spacing", args.spacing)
+        .map_err(CliError::new)?;
+    // Refuse before simulating, not after minutes of work.
+    if let Some(path) = &args.json {
+        super::refuse_existing(path, args.force)?;
     }
     let rig = load_rig_named(&args.rig, None)
         .map_err(|e| CliError::new(format!("cannot load {}: {e}", args.rig)))?;
@@ -131,6 +135,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .collect(),
         ..SceneConfig::default()
     };
+    if method == SkinMethod::Cor {
+        // Computed once here with a progress bar (and kept in the disk cache the scenes of
+        // every clip then read).
+        crate::skin::Skinner::new(&rig).prepare_cor(&rig, &mut super::progress::cor_progress());
+    }
     let th = Thresholds::default();
     let mut reports = Vec::new();
     let mut unpinned_vertices = 0;
@@ -138,8 +147,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if !args.quiet {
             eprintln!("checking {} …", rig.clips[c].name);
         }
-        let r = check_clip(&rig, c, &config, &th, &mut |_, _| {})
-            .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig)))?;
+        let mut bar =
+            super::progress::Progress::new(format!("checking {}", rig.clips[c].name), 0, "frames");
+        let r = check_clip(&rig, c, &config, &th, &mut |done, total| {
+            if args.quiet {
+                return;
+            }
+            if done == 1 {
+                bar = super::progress::Progress::new(
+                    format!("checking {}", rig.clips[c].name),
+                    total as u64,
+                    "frames",
+                );
+            }
+            bar.set(done as u64);
+        })
+        .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig)))?;
+        drop(bar);
         unpinned_vertices = r.garments.iter().map(|g| g.vertices).sum::<usize>();
         print!("{}", clip_table(&r));
         let _ = std::io::stdout().flush();
@@ -158,9 +182,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         passed,
     };
     if let Some(path) = &args.json {
-        let mut f = super::create_output(path, true)?;
+        let mut f = super::create_output(path, args.force)?;
         serde_json::to_writer_pretty(&mut f, &report)
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
+        super::commit_output(f)?;
     }
     let failed: Vec<&str> = report
         .clips

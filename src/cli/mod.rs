@@ -2,6 +2,8 @@
 //! `run(args) -> Result<(), CliError>`; `src/main.rs` only parses and dispatches.
 
 pub mod info;
+pub mod interrupt;
+pub mod progress;
 
 /// An error a subcommand reports to the user (already phrased for them) and exits non-zero on.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +32,7 @@ pub mod view;
 use std::path::{Path, PathBuf};
 
 use crate::asset::{load_rig_with, LoadOptions};
+use crate::output::AtomicFile;
 use crate::rig::Rig;
 
 /// Loads the character a command works on: `file` when given, else the built-in ninja — the
@@ -51,19 +54,37 @@ pub fn load_character(file: Option<&Path>, opts: &LoadOptions) -> Result<Rig, Cl
     Ok(ninja.rig)
 }
 
-/// Creates `path` for writing, refusing to replace an existing file unless `force` is set
-/// (nothing the user had is overwritten without asking), and creating missing parent folders.
-pub fn create_output(path: &Path, force: bool) -> Result<std::fs::File, CliError> {
+/// Starts writing `path`, refusing to replace an existing file unless `force` is set (nothing
+/// the user had is overwritten without asking), and creating missing parent folders. The file
+/// is written beside `path` and renamed into place by [`commit_output`] ([`crate::output`]):
+/// an interrupted run leaves the old file whole.
+pub fn create_output(path: &Path, force: bool) -> Result<AtomicFile, CliError> {
+    refuse_existing(path, force)?;
+    AtomicFile::create(path)
+        .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Refuses an existing `path` unless `force` is set.
+pub fn refuse_existing(path: &Path, force: bool) -> Result<(), CliError> {
     if path.exists() && !force {
         return Err(CliError::new(format!(
             "{} already exists; pass --force to overwrite it",
             path.display()
         )));
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    std::fs::File::create(path)
+    Ok(())
+}
+
+/// Finishes a file from [`create_output`]: renames it into place.
+pub fn commit_output(file: AtomicFile) -> Result<(), CliError> {
+    let path = file.path().to_path_buf();
+    file.commit()
+        .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Writes `bytes` to `path` atomically (refusing an existing file unless `force`).
+pub fn write_output(path: &Path, bytes: &[u8], force: bool) -> Result<(), CliError> {
+    refuse_existing(path, force)?;
+    crate::output::write_atomic(path, bytes)
         .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
 }

@@ -5,7 +5,6 @@
 //! and primitives in order, vertices in accessor order with nothing merged — vertex `k` of the
 //! OBJ is vertex `k` of the file's meshes concatenated (the order of Blender's reference files).
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use crate::anim::Pose;
@@ -108,11 +107,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         "drape pose: {} — {clip_label}, {} skinning\nworld space, glTF Y-up, the file's units; vertex order = the file's",
         rig.source, args.method
     );
-    let file = create_output(&args.out, args.force)?;
-    let mut out = std::io::BufWriter::new(file);
+    let mut out = create_output(&args.out, args.force)?;
     write_obj(&mut out, &header, &meshes)
-        .and_then(|_| out.flush())
         .map_err(|e| CliError::new(format!("cannot write {}: {e}", args.out.display())))?;
+    super::commit_output(out)?;
     eprintln!(
         "wrote {} ({} vertices, {} meshes, {clip_label}, {})",
         args.out.display(),

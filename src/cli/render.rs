@@ -14,9 +14,7 @@
 //! hands its garments to `Stage::render` each frame. Files already in `--out` (the frames this
 //! run would write) and an existing `--gif` are never replaced without `--force`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use super::CliError;
 use crate::gpu::renderer::Shading;
@@ -108,7 +106,8 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), CliError> {
         w.trim().parse::<u32>().map_err(|_| bad())?,
         h.trim().parse::<u32>().map_err(|_| bad())?,
     );
-    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+    let side = &crate::limits::IMAGE_SIDE;
+    if !side.contains(w as f64) || !side.contains(h as f64) {
         return Err(bad());
     }
     Ok((w, h))
@@ -142,18 +141,13 @@ pub fn parse_frames(s: &str) -> Result<Vec<u32>, CliError> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let (width, height) = parse_size(&args.size)?;
-    if !(1.0..=240.0).contains(&args.fps) {
-        return Err(CliError::new(format!(
-            "bad --fps {}: expected 1..=240",
-            args.fps
-        )));
-    }
-    if !(16..=8192).contains(&args.gif_width) {
-        return Err(CliError::new(format!(
-            "bad --gif-width {}: expected 16..=8192",
-            args.gif_width
-        )));
-    }
+    use crate::limits;
+    limits::RENDER_FPS
+        .check_f32("--fps", args.fps)
+        .map_err(CliError::new)?;
+    limits::IMAGE_SIDE
+        .check_u32("--gif-width", args.gif_width)
+        .map_err(CliError::new)?;
     if args.no_png && args.gif.is_none() {
         return Err(CliError::new(
             "--no-png without --gif would write nothing".to_string(),
@@ -174,13 +168,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ))
     })?;
     let view: CameraView = args.camera.parse().map_err(CliError::new)?;
-    let (lo, hi) = crate::app::settings::SPACING_SCALE;
-    if !(lo..=hi).contains(&args.spacing) {
-        return Err(CliError::new(format!(
-            "bad --spacing {}: expected {lo}..={hi} (× each garment's default spacing)",
-            args.spacing
-        )));
-    }
+    limits::SPACING_SCALE
+        .check_f32("--spacing", args.spacing)
+        .map_err(CliError::new)?;
     if !args.wet.is_empty() && args.garments.is_empty() {
         return Err(CliError::new(
             "--wet needs garments to soak: add --garments (e.g. --garments cape --wet cape)",
@@ -260,11 +250,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut stage = Stage::with_samples(&ctx, &rig, method, args.samples, &mut |_, p| {
-        if let crate::skin::CorProgress::Computing { done, total } = p {
-            eprint!("\rcentres of rotation: {done}/{total}   ");
-        }
-    })
+    let mut stage = Stage::with_samples(
+        &ctx,
+        &rig,
+        method,
+        args.samples,
+        &mut super::progress::cor_progress(),
+    )
     .map_err(|e| CliError::new(format!("cannot upload {rig_name}: {e}")))?;
 
     if !args.no_png {
@@ -275,8 +267,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let gif_height = ((height as f64 * args.gif_width as f64 / width as f64).round() as u32).max(1);
     let mut gif_frames: Vec<image::RgbaImage> = Vec::new();
     let mut total = FrameTimes::default();
-    let started = Instant::now();
+    let mut bar = super::progress::Progress::new("rendering", frames.len() as u64, "frames");
     for (k, (&frame, &t)) in frames.iter().zip(&times).enumerate() {
+        // Ctrl-C (cli::interrupt): stop between frames, saying what was written.
+        super::interrupt::stop_if_requested(|| match (k, frame_paths.first()) {
+            (0, _) | (_, None) => "no frame was written; the GIF was not written".to_string(),
+            (_, Some(first)) => format!(
+                "wrote {k} of {} frames ({} … {}); the GIF was not written",
+                frames.len(),
+                first.display(),
+                frame_paths[k - 1].display()
+            ),
+        })?;
         let img = match &mut dressed {
             None => stage.render(&ctx, &rig, clip, t, shading, camera, &[], (width, height)),
             Some(d) => {
@@ -311,7 +313,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         total.skin_s += stage.last_times.skin_s;
         total.draw_s += stage.last_times.draw_s;
         if let Some(path) = frame_paths.get(k) {
-            img.save(path)
+            crate::output::save_image(&img, path)
                 .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
         }
         if args.gif.is_some() {
@@ -324,9 +326,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 image::imageops::FilterType::Triangle,
             ));
         }
-        progress(k + 1, frames.len(), started.elapsed().as_secs_f64());
+        bar.set(k as u64 + 1);
     }
-    eprintln!();
+    bar.finish();
     let n = frames.len() as f64;
     eprintln!(
         "per frame: skinning {:.2} ms, drawing + readback {:.2} ms (on {})",
@@ -344,20 +346,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A one-line progress bar on stderr, redrawn in place.
-fn progress(done: usize, total: usize, elapsed_s: f64) {
-    const WIDTH: usize = 30;
-    let filled = done * WIDTH / total.max(1);
-    let eta = elapsed_s / done.max(1) as f64 * (total - done) as f64;
-    eprint!(
-        "\r[{}{}] {done}/{total} frames, {:.2} s/frame, {eta:.0} s left ",
-        "#".repeat(filled),
-        " ".repeat(WIDTH - filled),
-        elapsed_s / done.max(1) as f64
-    );
-    std::io::stderr().flush().ok();
-}
-
 /// An animated GIF that loops forever, one frame per 1/fps seconds (GIF delays are in
 /// hundredths of a second, so 30 fps plays at 1/30 s only approximately).
 fn write_gif(
@@ -370,17 +358,20 @@ fn write_gif(
     let err = |e: &dyn std::fmt::Display| {
         CliError::new(format!("cannot write --gif {}: {e}", path.display()))
     };
-    let file = super::create_output(path, force)?;
-    // Speed 10 of 1..=30 (NeuQuant sampling): good colours at a tenth of the cost of speed 1.
-    let mut enc = GifEncoder::new_with_speed(std::io::BufWriter::new(file), 10);
-    enc.set_repeat(Repeat::Infinite).map_err(|e| err(&e))?;
-    let delay = image::Delay::from_numer_denom_ms(1000, fps.round().max(1.0) as u32);
-    enc.encode_frames(
-        frames
-            .into_iter()
-            .map(|f| image::Frame::from_parts(f, 0, 0, delay)),
-    )
-    .map_err(|e| err(&e))
+    let mut file = super::create_output(path, force)?;
+    {
+        // Speed 10 of 1..=30 (NeuQuant sampling): good colours at a tenth of the cost of speed 1.
+        let mut enc = GifEncoder::new_with_speed(&mut file, 10);
+        enc.set_repeat(Repeat::Infinite).map_err(|e| err(&e))?;
+        let delay = image::Delay::from_numer_denom_ms(1000, fps.round().max(1.0) as u32);
+        enc.encode_frames(
+            frames
+                .into_iter()
+                .map(|f| image::Frame::from_parts(f, 0, 0, delay)),
+        )
+        .map_err(|e| err(&e))?;
+    }
+    super::commit_output(file)
 }
 
 /// A dressed character being simulated alongside the render.
@@ -458,8 +449,9 @@ fn dress(
         ..SceneConfig::default()
     };
     config.sim.model = args.model;
-    let mut scene = Scene::new(rig.clone(), config)
-        .map_err(|e| CliError::new(format!("cannot dress the character: {e}")))?;
+    let mut scene =
+        Scene::new_with_progress(rig.clone(), config, &mut super::progress::cor_progress())
+            .map_err(|e| CliError::new(format!("cannot dress the character: {e}")))?;
     let mut soaked = 0;
     for (g, garment) in scene.garments.iter().enumerate() {
         if wet.contains(&garment.kind) {

@@ -53,11 +53,7 @@ fn write_png(canvas: &crate::raster::Canvas, path: &std::path::Path) -> Result<(
     let png = canvas
         .to_png()
         .map_err(|e| CliError::new(format!("could not encode {}: {e}", path.display())))?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::new(format!("could not create {}: {e}", dir.display())))?;
-    }
-    std::fs::write(path, png)
+    crate::output::write_atomic(path, &png)
         .map_err(|e| CliError::new(format!("could not write {}: {e}", path.display())))
 }
 
@@ -68,9 +64,9 @@ fn run_corpus(args: &Args, dir: &std::path::Path) -> Result<(), CliError> {
             "--corpus writes its own files: --out, --per-clip, --times and --keys apply to the ninja only",
         ));
     }
-    if !(100..=2000).contains(&args.tile_height) {
-        return Err(CliError::new("--tile-height must be between 100 and 2000"));
-    }
+    crate::limits::TILE_HEIGHT
+        .check_u32("--tile-height", args.tile_height)
+        .map_err(CliError::new)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::new(format!("could not create {}: {e}", dir.display())))?;
     let bodies = crate::ninja::corpus::build_all().map_err(|e| CliError::new(e.to_string()))?;
@@ -126,9 +122,9 @@ fn run_corpus(args: &Args, dir: &std::path::Path) -> Result<(), CliError> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    if !(2..=16).contains(&args.columns) {
-        return Err(CliError::new("--columns must be between 2 and 16"));
-    }
+    crate::limits::COLUMNS
+        .check("--columns", args.columns as f64)
+        .map_err(CliError::new)?;
     if let Some(dir) = &args.corpus {
         return run_corpus(&args, dir);
     }

@@ -37,7 +37,8 @@ pub struct Args {
     /// Output folder (created if missing).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
-    /// Replace stats.csv, final.obj, final.ply and final.png when --out already holds them.
+    /// Replace stats.csv, final.obj, final.ply and final.png when --out already holds them, and
+    /// run a simulation estimated to take over an hour.
     #[arg(long)]
     pub force: bool,
     /// Height of the PNG in pixels (three views side by side).
@@ -58,6 +59,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             args.name,
             SCENE_NAMES.join(", ")
         )));
+    }
+    crate::limits::SCENE_N
+        .check_u32("--n", args.n)
+        .map_err(CliError::new)?;
+    if let Some(s) = args.substeps {
+        crate::limits::SUBSTEPS
+            .check_u32("--substeps", s)
+            .map_err(CliError::new)?;
     }
     let opts = SceneOptions {
         n: args.n,
@@ -82,18 +91,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     let mut scene = build_scene(&args.name, &opts).map_err(|e| CliError::new(e.to_string()))?;
+    let cost = crate::limits::Cost::new(
+        scene.params.substeps,
+        scene.model.len(),
+        scene.frames as u64,
+    );
+    cost.check(
+        &format!(
+            "{} substeps × {} particles × {} frames",
+            scene.params.substeps,
+            scene.model.len(),
+            scene.frames
+        ),
+        args.force,
+    )
+    .map_err(CliError::new)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", args.out.display())))?;
-    let csv_path = args.out.join("stats.csv");
-    let mut csv = std::fs::File::create(&csv_path)
-        .map(std::io::BufWriter::new)
-        .map_err(|e| CliError::new(format!("cannot write {}: {e}", csv_path.display())))?;
-    let io = |e: std::io::Error| CliError::new(format!("cannot write {}: {e}", csv_path.display()));
-    writeln!(
-        csv,
-        "frame,time_s,wall_s,kinetic_energy_j,max_speed_mps,min_y_m,max_stretch,max_penetration_m,contacts,self_pairs,speed_limited"
-    )
-    .map_err(io)?;
     let n = scene.model.len();
     let p = &scene.params;
     eprintln!(
@@ -145,10 +159,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
             );
         }
     });
-    for l in lines {
-        writeln!(csv, "{l}").map_err(io)?;
-    }
-    csv.flush().map_err(io)?;
+    // Every file is written whole or not at all (crate::output), after the simulation.
+    let csv_path = args.out.join("stats.csv");
+    crate::output::write_with(&csv_path, |csv| {
+        writeln!(
+            csv,
+            "frame,time_s,wall_s,kinetic_energy_j,max_speed_mps,min_y_m,max_stretch,max_penetration_m,contacts,self_pairs,speed_limited"
+        )?;
+        for l in &lines {
+            writeln!(csv, "{l}")?;
+        }
+        Ok::<(), std::io::Error>(())
+    })
+    .map_err(|e| CliError::new(format!("cannot write {}: {e}", csv_path.display())))?;
     let x = &scene.state.x;
     let e = |e: export::ExportError| CliError::new(e.to_string());
     export::write_obj(&args.out.join("final.obj"), &scene.model, x).map_err(e)?;

@@ -33,9 +33,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
 
 /// Writes positions `x` of `model` as an OBJ, one group per garment.
 pub fn write_obj(path: &Path, model: &ClothModel, x: &[Vec3A]) -> Result<(), ExportError> {
-    let file = std::fs::File::create(path).map_err(io_err(path))?;
-    let mut w = std::io::BufWriter::new(file);
-    let mut body = || -> std::io::Result<()> {
+    let body = |w: &mut crate::output::AtomicFile| -> std::io::Result<()> {
         writeln!(w, "# drape cloth, {} particles", x.len())?;
         for p in x {
             writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
@@ -46,16 +44,14 @@ pub fn write_obj(path: &Path, model: &ClothModel, x: &[Vec3A]) -> Result<(), Exp
                 writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;
             }
         }
-        w.flush()
+        Ok(())
     };
-    body().map_err(io_err(path))
+    crate::output::write_with(path, body).map_err(io_err(path))
 }
 
 /// Writes positions `x` of `model` as an ASCII PLY (vertices with a garment index, faces).
 pub fn write_ply(path: &Path, model: &ClothModel, x: &[Vec3A]) -> Result<(), ExportError> {
-    let file = std::fs::File::create(path).map_err(io_err(path))?;
-    let mut w = std::io::BufWriter::new(file);
-    let mut body = || -> std::io::Result<()> {
+    let body = |w: &mut crate::output::AtomicFile| -> std::io::Result<()> {
         writeln!(w, "ply\nformat ascii 1.0\ncomment drape cloth")?;
         writeln!(w, "element vertex {}", x.len())?;
         writeln!(
@@ -70,9 +66,9 @@ pub fn write_ply(path: &Path, model: &ClothModel, x: &[Vec3A]) -> Result<(), Exp
         for t in &model.triangles {
             writeln!(w, "3 {} {} {}", t[0], t[1], t[2])?;
         }
-        w.flush()
+        Ok(())
     };
-    body().map_err(io_err(path))
+    crate::output::write_with(path, body).map_err(io_err(path))
 }
 
 const GARMENT_COLOURS: [[f32; 3]; 6] = [
@@ -216,7 +212,7 @@ pub fn write_png(
         }
     }
     let img = image::RgbImage::from_raw(w, h, rgb).expect("buffer size matches");
-    img.save(path).map_err(|source| ExportError::Image {
+    crate::output::save_image(&img, path).map_err(|source| ExportError::Image {
         path: path.display().to_string(),
         source,
     })

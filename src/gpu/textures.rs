@@ -155,14 +155,17 @@ pub fn linear_to_srgb(v: f32) -> f32 {
 /// Writes the procedural textures to `dir` as PNGs (a few kB each).
 pub fn write_assets(dir: &Path) -> Result<(), image::ImageError> {
     std::fs::create_dir_all(dir).map_err(image::ImageError::IoError)?;
-    weave_height(128, 16).save(dir.join("weave_height.png"))?;
-    bumps_height(128, 4).save(dir.join("bumps_height.png"))?;
-    toon_ramp(64, 3).save(dir.join("toon_ramp.png"))?;
-    checker(64, 8, [200, 200, 196], [120, 124, 128]).save(dir.join("checker.png"))?;
+    crate::output::save_image(&weave_height(128, 16), &dir.join("weave_height.png"))?;
+    crate::output::save_image(&bumps_height(128, 4), &dir.join("bumps_height.png"))?;
+    crate::output::save_image(&toon_ramp(64, 3), &dir.join("toon_ramp.png"))?;
+    crate::output::save_image(
+        &checker(64, 8, [200, 200, 196], [120, 124, 128]),
+        &dir.join("checker.png"),
+    )?;
     let faces = environment_cube(64);
     let names = ["px", "nx", "py", "ny", "pz", "nz"];
     for (face, name) in faces.iter().zip(names) {
-        face.save(dir.join(format!("env_{name}.png")))?;
+        crate::output::save_image(face, &dir.join(format!("env_{name}.png")))?;
     }
     Ok(())
 }

@@ -467,11 +467,7 @@ fn write_cache(path: &Path, c: &CorCenters) -> std::io::Result<()> {
         }
     }
     // Write then rename, so a concurrent reader never sees half a file.
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    crate::output::write_atomic(path, &bytes)
 }
 
 /// Centres from the cache in `dir` (if given and readable), else computed and written there

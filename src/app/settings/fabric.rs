@@ -127,28 +127,30 @@ impl FabricParam {
         }
     }
 
+    /// The parameter's entry in the one table of allowed values ([`crate::limits`]), shared
+    /// with scene files.
+    pub fn limit(self) -> &'static crate::limits::Limit {
+        use crate::limits as l;
+        match self {
+            FabricParam::KStructural => &l::K_STRUCTURAL,
+            FabricParam::KShear => &l::K_SHEAR,
+            FabricParam::KBend => &l::K_BEND,
+            FabricParam::AreaDensity => &l::AREA_DENSITY,
+            FabricParam::Damping => &l::DAMPING,
+            FabricParam::Thickness => &l::THICKNESS,
+            FabricParam::Friction => &l::FRICTION,
+        }
+    }
+
     /// The UI's slider range (within the documented range of the field; the engine's full
     /// range is wider, e.g. stiffness up to 1e7, which the sliders do not need).
     pub fn range(self) -> (f32, f32) {
-        match self {
-            FabricParam::KStructural | FabricParam::KShear => (1.0, 500.0),
-            FabricParam::KBend => (0.0, 100.0),
-            FabricParam::AreaDensity => (0.01, 2.0),
-            FabricParam::Damping => (0.0, 1.0),
-            FabricParam::Thickness => (1e-4, 0.02),
-            FabricParam::Friction => (0.0, 2.0),
-        }
+        self.limit().slider_f32()
     }
 
     /// The field's full documented range (what a settings file or `--action` may set).
     pub fn limits(self) -> (f32, f32) {
-        match self {
-            FabricParam::KStructural | FabricParam::KShear | FabricParam::KBend => (0.0, 1e7),
-            FabricParam::AreaDensity => (0.01, 10.0),
-            FabricParam::Damping => (0.0, 1.0),
-            FabricParam::Thickness => (1e-4, 0.05),
-            FabricParam::Friction => (0.0, 2.0),
-        }
+        self.limit().f32()
     }
 
     pub fn from_key(s: &str) -> Option<Self> {
@@ -167,13 +169,10 @@ impl FabricParam {
         }
     }
 
-    /// Sets the field, clamped to [`FabricParam::limits`] (non-finite values are ignored).
-    pub fn set(self, f: &mut GarmentParams, value: f32) {
-        if !value.is_finite() {
-            return;
-        }
-        let (lo, hi) = self.limits();
-        let v = value.clamp(lo, hi);
+    /// Sets the field when `value` lies within [`FabricParam::limits`]; refuses it otherwise
+    /// (the error names the parameter, the value and the range), leaving the field as it was.
+    pub fn set(self, f: &mut GarmentParams, value: f32) -> Result<(), String> {
+        let v = self.limit().check_f32(self.key(), value)?;
         match self {
             FabricParam::KStructural => f.k_structural = v,
             FabricParam::KShear => f.k_shear = v,
@@ -183,5 +182,6 @@ impl FabricParam {
             FabricParam::Thickness => f.thickness = v,
             FabricParam::Friction => f.friction = v,
         }
+        Ok(())
     }
 }

@@ -37,7 +37,10 @@ pub const SHADER_NAMES: [&str; 8] = [
 ];
 
 /// Range of [`ViewerSettings::spacing_scale`].
-pub const SPACING_SCALE: (f32, f32) = (0.75, 3.0);
+pub const SPACING_SCALE: (f32, f32) = (
+    crate::limits::SPACING_SCALE.min as f32,
+    crate::limits::SPACING_SCALE.max as f32,
+);
 
 /// Everything the viewer remembers. Every field documents its unit, range and default.
 #[derive(Clone, Debug, PartialEq)]
@@ -261,12 +264,19 @@ struct SettingsFile {
     show_help: Option<bool>,
 }
 
-fn ranged(warnings: &mut Vec<String>, name: &str, v: Option<f32>, lo: f32, hi: f32, out: &mut f32) {
+/// A value of the settings file, checked against its [`crate::limits`] entry (the same ranges
+/// as scene files and the viewer's actions): out of range, it is reported and the default kept.
+fn ranged(
+    warnings: &mut Vec<String>,
+    name: &str,
+    v: Option<f32>,
+    limit: &crate::limits::Limit,
+    out: &mut f32,
+) {
     if let Some(v) = v {
-        if v.is_finite() && (lo..=hi).contains(&v) {
-            *out = v;
-        } else {
-            warnings.push(format!("{name} = {v} is outside {lo} … {hi}; kept {out}"));
+        match limit.check_f32(name, v) {
+            Ok(v) => *out = v,
+            Err(e) => warnings.push(format!("{e}; kept {out}")),
         }
     }
 }
@@ -306,9 +316,21 @@ impl ViewerSettings {
             s.clip = f.clip.filter(|c| !c.is_empty());
         }
         s.playing = f.playing.unwrap_or(s.playing);
-        ranged(&mut w, "speed", f.speed, 0.05, 2.0, &mut s.speed);
+        ranged(
+            &mut w,
+            "speed",
+            f.speed,
+            &crate::limits::SPEED,
+            &mut s.speed,
+        );
         s.looping = f.looping.unwrap_or(s.looping);
-        ranged(&mut w, "crossfade", f.crossfade, 0.0, 2.0, &mut s.crossfade);
+        ranged(
+            &mut w,
+            "crossfade",
+            f.crossfade,
+            &crate::limits::CROSSFADE,
+            &mut s.crossfade,
+        );
         parsed(
             &mut w,
             f.root_motion.as_ref(),
@@ -340,11 +362,8 @@ impl ViewerSettings {
             for (key, &v) in params {
                 match FabricParam::from_key(key) {
                     Some(p) => {
-                        let (lo, hi) = p.limits();
-                        if v.is_finite() && (lo..=hi).contains(&v) {
-                            p.set(fabric, v);
-                        } else {
-                            w.push(format!("fabric.{kind}.{key} = {v} is outside {lo} … {hi}"));
+                        if let Err(e) = p.set(fabric, v) {
+                            w.push(format!("fabric.{kind}.{e}"));
                         }
                     }
                     None => w.push(format!("fabric.{kind}.{key}: unknown parameter")),
@@ -355,15 +374,13 @@ impl ViewerSettings {
             &mut w,
             "spacing_scale",
             f.spacing_scale,
-            SPACING_SCALE.0,
-            SPACING_SCALE.1,
+            &crate::limits::SPACING_SCALE,
             &mut s.spacing_scale,
         );
         if let Some(n) = f.substeps {
-            if (1..=64).contains(&n) {
-                s.substeps = n;
-            } else {
-                w.push(format!("substeps = {n} is outside 1 … 64"));
+            match crate::limits::SUBSTEPS.check_u32("substeps", n) {
+                Ok(n) => s.substeps = n,
+                Err(e) => w.push(format!("{e}; kept {}", s.substeps)),
             }
         }
         parsed(
@@ -378,24 +395,21 @@ impl ViewerSettings {
             &mut w,
             "wind_speed",
             f.wind_speed,
-            0.0,
-            30.0,
+            &crate::limits::WIND_SPEED,
             &mut s.wind_speed,
         );
         ranged(
             &mut w,
             "wind_azimuth",
             f.wind_azimuth,
-            -180.0,
-            180.0,
+            &crate::limits::AZIMUTH,
             &mut s.wind_azimuth,
         );
         ranged(
             &mut w,
             "wind_gusts",
             f.wind_gusts,
-            0.0,
-            2.0,
+            &crate::limits::WIND_GUSTS,
             &mut s.wind_gusts,
         );
         s.wet = f.wet.unwrap_or(s.wet);
@@ -409,13 +423,18 @@ impl ViewerSettings {
             },
             &mut s.wet_fabric,
         );
-        ranged(&mut w, "wetness", f.wetness, 0.0, 1.0, &mut s.wetness);
+        ranged(
+            &mut w,
+            "wetness",
+            f.wetness,
+            &crate::limits::WETNESS,
+            &mut s.wetness,
+        );
         ranged(
             &mut w,
             "adhesion_scale",
             f.adhesion_scale,
-            0.0,
-            10.0,
+            &crate::limits::ADHESION_SCALE,
             &mut s.adhesion_scale,
         );
         parsed(&mut w, f.adhesion.as_ref(), |x| x.parse(), &mut s.adhesion);
@@ -438,16 +457,14 @@ impl ViewerSettings {
             &mut w,
             "light_azimuth",
             f.light_azimuth,
-            -180.0,
-            180.0,
+            &crate::limits::AZIMUTH,
             &mut s.light_azimuth,
         );
         ranged(
             &mut w,
             "light_elevation",
             f.light_elevation,
-            5.0,
-            90.0,
+            &crate::limits::LIGHT_ELEVATION,
             &mut s.light_elevation,
         );
         s.shadows = f.shadows.unwrap_or(s.shadows);

@@ -2,7 +2,7 @@
 //! file means defaults, an unreadable one a warning, and writes are atomic (a temporary file
 //! in the same folder, then a rename).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::ViewerSettings;
 
@@ -79,31 +79,7 @@ impl SettingsStore {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        write_atomically(path, settings.to_toml().as_bytes())
+        crate::output::write_atomic(path, settings.to_toml().as_bytes())
             .map_err(|e| format!("cannot save settings to {}: {e}", path.display()))
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "settings".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

@@ -44,15 +44,7 @@ pub enum ExportError {
 /// Writes `rig` to `path` as GLB.
 pub fn write_glb(rig: &Rig, path: &std::path::Path) -> Result<(), ExportError> {
     let bytes = to_glb(rig)?;
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
-                path: dir.display().to_string(),
-                source,
-            })?;
-        }
-    }
-    std::fs::write(path, bytes).map_err(|source| ExportError::Io {
+    crate::output::write_atomic(path, &bytes).map_err(|source| ExportError::Io {
         path: path.display().to_string(),
         source,
     })

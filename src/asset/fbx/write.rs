@@ -59,7 +59,7 @@ impl Default for FbxWriteOptions {
 /// Writes `rig` to `path` as binary FBX.
 pub fn write_fbx(rig: &Rig, path: &Path, opts: &FbxWriteOptions) -> Result<(), FbxWriteError> {
     let bytes = to_fbx(rig, opts)?;
-    std::fs::write(path, bytes)
+    crate::output::write_atomic(path, &bytes)
         .map_err(|e| FbxWriteError(format!("cannot write {}: {e}", path.display())))
 }
 

@@ -72,6 +72,7 @@ pub fn fig6(
         let dt = 1.0 / 60.0;
         let frames = |sc: &mut Scene, secs: f32| {
             for _ in 0..(secs / dt).round() as u32 {
+                crate::cli::progress::frames_done(1);
                 sc.step(dt);
             }
         };

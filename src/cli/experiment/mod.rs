@@ -76,7 +76,7 @@ pub const EXPERIMENTS: [&str; 6] = [
 fn write_json(dir: &Path, name: &str, value: &impl Serialize) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value).map_err(|e| CliError::new(e.to_string()))?;
     println!("{text}");
-    std::fs::write(dir.join(format!("{name}.json")), text)
+    crate::output::write_atomic(&dir.join(format!("{name}.json")), text.as_bytes())
         .map_err(|e| CliError::new(format!("{name}.json: {e}")))
 }
 
@@ -97,9 +97,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     if let Some(n) = args.n {
-        if !(6..=200).contains(&n) {
-            return Err(CliError::new(format!("--n {n} is out of range (6 … 200)")));
-        }
+        crate::limits::EXPERIMENT_N
+            .check_u32("--n", n)
+            .map_err(CliError::new)?;
     }
     let dir = args.out.as_path();
     let name = args.name.as_str();
@@ -113,6 +113,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
     }
     std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
+    // The figures' runs have no total known in advance: show frames simulated and time.
+    let _ticker = super::progress::Ticker::start(name);
     match name {
         "wet-fig5" => {
             let (r, a, v) = fig5(args.n.unwrap_or(60), 2.5, true);

@@ -56,8 +56,7 @@ pub(super) fn picture(dir: &Path, name: &str, top: View, bottom: View) -> Result
     {
         match gpu_picture::render_pair(&top, &bottom) {
             Ok(img) => {
-                return img
-                    .save(dir.join(format!("{name}.png")))
+                return crate::output::save_image(&img, &dir.join(format!("{name}.png")))
                     .map_err(|e| CliError::new(format!("{name}.png: {e}")));
             }
             Err(e) => eprintln!("{name}: no GPU picture ({e}); writing the raster views"),
@@ -82,7 +81,7 @@ fn raster_picture(dir: &Path, name: &str, top: View, bottom: View) -> Result<(),
     let mut out = image::RgbImage::from_pixel(w, 2 * h + 4, image::Rgb([40, 40, 40]));
     image::imageops::replace(&mut out, &imgs[0], 0, 0);
     image::imageops::replace(&mut out, &imgs[1], 0, h as i64 + 4);
-    out.save(dir.join(format!("{name}.png")))
+    crate::output::save_image(&out, &dir.join(format!("{name}.png")))
         .map_err(|e| err(e.to_string()))
 }
 

@@ -62,6 +62,7 @@ impl Sim {
 
     pub(super) fn frames(&mut self, n: u32) {
         for _ in 0..n {
+            crate::cli::progress::frames_done(1);
             step_frame(
                 &self.model,
                 &mut self.state,
