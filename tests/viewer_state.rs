@@ -348,7 +348,13 @@ fn shading_debug_camera_and_reset_to_defaults() {
     v.apply(Action::SetGarmentShader("pastel".into()));
     v.apply(Action::ShowProxies(true));
     v.apply(Action::ShowBvh(true));
+    v.apply(Action::SetLight(390.0, 80.0));
+    // An elevation beyond 5 … 90° is refused with a message (drape::limits), not clamped.
     v.apply(Action::SetLight(30.0, 200.0));
+    assert!(v
+        .messages
+        .iter()
+        .any(|(_, m)| m.contains("light elevation")));
     assert_eq!(v.settings.body_shader, "toon");
     assert_eq!(
         v.settings.garment_shader, "phong",
@@ -358,7 +364,8 @@ fn shading_debug_camera_and_reset_to_defaults() {
     assert!(v.settings.show_proxies && v.settings.show_bvh);
     assert_eq!(
         (v.settings.light_azimuth, v.settings.light_elevation),
-        (30.0, 90.0)
+        (30.0, 80.0),
+        "azimuths wrap around"
     );
     let d = v.camera.distance;
     v.apply(Action::Zoom(2.0));
