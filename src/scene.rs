@@ -537,7 +537,12 @@ impl Scene {
         );
         if !self.soft.is_empty() {
             let sub = dt / self.config.sim.substeps.max(1) as f32;
-            self.soft.enforce(&self.soft_targets, &mut self.state, sub);
+            let (frame, caps) = (&self.proxy_frame, &self.proxies.capsules);
+            let thickness = self.model.max_thickness;
+            self.soft
+                .enforce(&self.soft_targets, &mut self.state, sub, |p| {
+                    crate::garments::mesh::push_out_of_body(p, frame, caps, thickness)
+                });
         }
         lap(&mut self.times.secs[4]);
         self.times.frames += 1;

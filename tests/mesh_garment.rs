@@ -10,10 +10,11 @@ mod dressed;
 #[allow(dead_code)]
 mod tools;
 
+use drape::anim::Skeleton;
 use drape::garments::mesh::{MeshGarmentSpec, MeshSource, PinRule};
-use drape::garments::{GarmentKind, GarmentSpec};
-use drape::math::Vec3;
-use drape::rig::Rig;
+use drape::garments::GarmentSpec;
+use drape::math::{Transform, Vec2, Vec3, Vec4};
+use drape::rig::{Material, Rig, SkinnedMesh};
 use drape::scene::{Scene, SceneConfig};
 
 fn shared(rel: &str) -> Option<std::path::PathBuf> {
@@ -112,6 +113,7 @@ fn rogue_cape_from_its_own_mesh_pinned_at_top() {
     }
     let y1 = mean_free_y(&scene, 0);
     let out = scene.garment_frame(0);
+    picture(&scene, "rogue_cape_idle", Vec3::new(0.0, 0.9, 0.0), 0.95);
     assert_eq!(out.positions.len(), rest0.positions.len());
     assert_eq!(out.triangles, rest0.triangles);
     eprintln!(
@@ -119,4 +121,464 @@ fn rogue_cape_from_its_own_mesh_pinned_at_top() {
         worst * 100.0
     );
     assert!(worst < 1.12, "stretch {worst}");
+}
+
+/// The ninja's body at rest as the cloth meets it (its proxies): for a height and a direction
+/// round the vertical axis through the hips, how far out the proxy union ends.
+struct Profile {
+    scene: Scene,
+}
+
+impl Profile {
+    fn of_ninja(rig: &Rig) -> Profile {
+        let scene = Scene::new(
+            rig.clone(),
+            SceneConfig {
+                garments: vec![],
+                ..SceneConfig::default()
+            },
+        )
+        .unwrap();
+        Profile { scene }
+    }
+
+    /// Distance from the axis at height `y` in direction `angle` (atan2(z, x)) past which the
+    /// proxies are left for good, m (marching out in 5 mm steps to 0.6 m).
+    fn radius(&self, y: f32, angle: f32) -> f32 {
+        let dir = Vec3::new(angle.cos(), 0.0, angle.sin());
+        let mut last_inside = 0.0;
+        let mut r = 0.0;
+        while r < 0.6 {
+            let p = Vec3::new(0.0, y, 0.0) + dir * r;
+            let d =
+                drape::body::union_sdf(p, &self.scene.proxy_frame, &self.scene.proxies.capsules);
+            if d < 0.0 {
+                last_inside = r;
+            }
+            r += 0.005;
+        }
+        last_inside
+    }
+}
+
+/// A tube garment hanging from `top` to `bottom` (heights, m) around the ninja, `cols` columns
+/// over `angle` radians (a full turn: closed, with its last column a UV seam duplicating the
+/// first), `rows` rings; each ring at least 2 cm outside the body and flaring by `flare` m
+/// over its length (the body: its collision proxies, which the cloth meets). Pin weights per
+/// ring: `pin(r)`.
+struct Tube {
+    name: &'static str,
+    top: f32,
+    bottom: f32,
+    rows: usize,
+    cols: usize,
+    /// Opening at the front, radians (0: closed round).
+    opening: f32,
+    flare: f32,
+}
+
+fn tube(profile: &Profile, t: &Tube, pin: impl Fn(usize) -> f32) -> SkinnedMesh {
+    let closed = t.opening == 0.0;
+    // Columns: a closed tube repeats column 0 as column `cols` (the seam: same position,
+    // u = 1 instead of 0).
+    let ncols = t.cols + 1;
+    let span = std::f32::consts::TAU - t.opening;
+    // The front is +Z; the opening is centred on it (angle π/2 in atan2(z, x)).
+    let angle =
+        |c: usize| std::f32::consts::FRAC_PI_2 + 0.5 * t.opening + span * c as f32 / t.cols as f32;
+    let mut radius = vec![0.0f32; ncols];
+    let mut m = SkinnedMesh {
+        name: t.name.into(),
+        node: 0,
+        material: Some(0),
+        ..Default::default()
+    };
+    for r in 0..t.rows {
+        let s = r as f32 / (t.rows - 1) as f32;
+        let y = t.top + (t.bottom - t.top) * s;
+        for c in 0..ncols {
+            let a = angle(c);
+            // Never narrower than the ring above: the garment hangs over the body.
+            let body = profile.radius(y, a) + 0.02;
+            radius[c] = if r == 0 {
+                body
+            } else {
+                body.max(radius[c] + t.flare / (t.rows - 1) as f32)
+            };
+            if closed && c == t.cols {
+                radius[c] = radius[0];
+            }
+            let p = Vec3::new(radius[c] * a.cos(), y, radius[c] * a.sin());
+            m.positions.push(if closed && c == t.cols {
+                m.positions[r * ncols]
+            } else {
+                p
+            });
+            m.uvs.push(Vec2::new(c as f32 / t.cols as f32, s));
+            m.pin.push(pin(r));
+        }
+    }
+    for r in 0..t.rows - 1 {
+        for c in 0..t.cols {
+            let (a, b) = ((r * ncols + c) as u32, (r * ncols + c + 1) as u32);
+            let (d, e) = (a + ncols as u32, b + ncols as u32);
+            // Outward-facing (counter-clockwise seen from outside).
+            m.indices.extend_from_slice(&[a, b, d, b, e, d]);
+        }
+    }
+    m.normals = drape::asset::geometry::smooth_normals(&m.positions, &m.indices);
+    m
+}
+
+/// Writes `mesh` alone (one node, a cloth material) as a GLB with drape's exporter.
+fn write_garment(mesh: SkinnedMesh, path: &std::path::Path) {
+    let rig = Rig {
+        source: "generated garment".into(),
+        skeleton: Skeleton {
+            names: vec![mesh.name.clone()],
+            parents: vec![None],
+            rest: vec![Transform::IDENTITY],
+        },
+        meshes: vec![mesh],
+        materials: vec![Material {
+            name: "cloth".into(),
+            base_color: Vec4::new(0.55, 0.12, 0.1, 1.0),
+            metallic: 0.0,
+            roughness: 0.9,
+            double_sided: true,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    drape::asset::export::write_glb(&rig, path).unwrap();
+}
+
+fn out_dir() -> std::path::PathBuf {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mesh_garment");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn skirt_tube() -> Tube {
+    Tube {
+        name: "Skirt",
+        top: 1.02,
+        bottom: 0.52,
+        rows: 14,
+        cols: 36,
+        opening: 0.0,
+        flare: 0.12,
+    }
+}
+
+fn coat_tube() -> Tube {
+    Tube {
+        name: "Coat",
+        top: 1.28,
+        bottom: 0.36,
+        rows: 24,
+        cols: 36,
+        opening: 0.5,
+        flare: 0.1,
+    }
+}
+
+/// Distance from the hips' axis of the mean of the lowest ring (the hem), m.
+fn hem_radius(frame: &drape::scene::GarmentFrame) -> f32 {
+    let lo = frame
+        .positions
+        .iter()
+        .map(|p| p.y)
+        .fold(f32::INFINITY, f32::min);
+    let hem: Vec<f32> = frame
+        .positions
+        .iter()
+        .filter(|p| p.y < lo + 0.03)
+        .map(|p| Vec2::new(p.x, p.z).length())
+        .collect();
+    hem.iter().sum::<f32>() / hem.len().max(1) as f32
+}
+
+#[test]
+fn generated_skirt_with_a_uv_seam_builds_exports_and_drapes() {
+    let ninja = drape::ninja::build().unwrap().rig;
+    let profile = Profile::of_ninja(&ninja);
+    let t = skirt_tube();
+    let mesh = tube(&profile, &t, |_| 0.0);
+    let path = out_dir().join("skirt.glb");
+    write_garment(mesh.clone(), &path);
+    // Loaded back as a garment by a scene file.
+    let dir = path.parent().unwrap();
+    std::fs::write(
+        dir.join("skirt.toml"),
+        "rig = \"ninja\"\nclip = \"stance\"\nsettle = 0.5\nblend = 0.3\n\n[[garment]]\nmesh = \"skirt.glb\"\npin = \"top\"\n",
+    )
+    .unwrap();
+    let mut scene = Scene::from_file(&dir.join("skirt.toml")).unwrap();
+    let report = scene.garments[0].mesh.as_ref().unwrap().report.clone();
+    eprintln!("skirt: {report:?}");
+    // The UV seam is welded: one vertex per ring fewer than the mesh has.
+    assert_eq!(report.vertices, t.rows * (t.cols + 1));
+    assert_eq!(report.welded, t.rows);
+    assert_eq!(report.particles, t.rows * t.cols);
+    assert_eq!(report.pinned, t.cols, "the waist ring is pinned");
+    assert_eq!(report.problems(), "");
+    let rest = scene.garment_frame(0);
+    assert_eq!(
+        rest.positions.len(),
+        mesh.positions.len(),
+        "original vertex order kept"
+    );
+
+    let r0 = hem_radius(&rest);
+    let mut worst = 1.0f32;
+    for f in 0..150 {
+        scene.step(1.0 / 60.0);
+        dressed::check_frame(&scene).unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        worst = worst.max(worst_stretch(&scene));
+    }
+    let out = scene.garment_frame(0);
+    // The seam stays closed: both copies of a seam vertex share the particle's position.
+    for r in 0..t.rows {
+        let (a, b) = (r * (t.cols + 1), r * (t.cols + 1) + t.cols);
+        assert_eq!(out.positions[a], out.positions[b]);
+        assert_ne!(out.uvs[a], out.uvs[b]);
+    }
+    let r1 = hem_radius(&out);
+    picture(&scene, "skirt", Vec3::new(0.0, 0.9, 0.0), 0.95);
+    let waist = hem_radius(&drape::scene::GarmentFrame {
+        positions: rest.positions[..t.cols].to_vec(),
+        ..Default::default()
+    });
+    eprintln!(
+        "skirt: hem radius {:.3} → {:.3} m (waist {:.3}), worst stretch {:.1} %",
+        r0,
+        r1,
+        waist,
+        worst * 100.0
+    );
+    assert!(worst < 1.12, "stretch {worst}");
+    // It stays flared: the hem well outside the waist.
+    assert!(r1 > waist + 0.03, "hem {r1} waist {waist}");
+}
+
+/// Painted pin weights of the coat: 1 on the top ring, falling linearly to 0 over the next six.
+fn coat_weight(r: usize) -> f32 {
+    (1.0 - r as f32 / 6.0).max(0.0)
+}
+
+#[test]
+fn generated_long_coat_with_painted_weights_between_0_and_1() {
+    let ninja = drape::ninja::build().unwrap().rig;
+    let profile = Profile::of_ninja(&ninja);
+    let t = coat_tube();
+    let mesh = tube(&profile, &t, coat_weight);
+    let dir = out_dir();
+    write_garment(mesh.clone(), &dir.join("coat.glb"));
+    let max_distance = 0.05;
+    std::fs::write(
+        dir.join("coat.toml"),
+        format!(
+            "rig = \"ninja\"\nclip = \"tpose\"\nsettle = 0.5\nblend = 0.3\n\n[[garment]]\n\
+             mesh = {{ file = \"coat.glb\", node = \"Coat\" }}\npin = \"weights\"\nmax_distance = {max_distance}\n"
+        ),
+    )
+    .unwrap();
+    let mut scene = Scene::from_file(&dir.join("coat.toml")).unwrap();
+    let report = scene.garments[0].mesh.as_ref().unwrap().report.clone();
+    eprintln!("coat: {report:?}");
+    // An open coat has no seam to weld; top ring pinned, the next five rings partly.
+    assert_eq!(report.welded, 0);
+    assert_eq!(report.pinned, t.cols + 1);
+    assert_eq!(report.partial, 5 * (t.cols + 1));
+    assert_eq!(scene.soft.len(), report.partial);
+    // Radii from the painted weights: (1 − w) · max_distance.
+    let mut radii = scene.soft.radius.clone();
+    radii.sort_by(f32::total_cmp);
+    radii.dedup_by(|a, b| (*a - *b).abs() < 1e-6);
+    let expect: Vec<f32> = (1..6)
+        .map(|r| (1.0 - coat_weight(r)) * max_distance)
+        .collect();
+    assert_eq!(radii.len(), 5, "{radii:?}");
+    for (a, b) in radii.iter().zip(&expect) {
+        assert!((a - b).abs() < 1e-5, "{radii:?} vs {expect:?}");
+    }
+    let y0 = mean_free_y(&scene, 0);
+    let mut worst = 1.0f32;
+    let mut worst_soft = 0.0f32;
+    for f in 0..150 {
+        scene.step(1.0 / 60.0);
+        dressed::check_frame(&scene).unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        worst = worst.max(worst_stretch(&scene));
+        for (k, &i) in scene.soft.particles.iter().enumerate() {
+            let d = scene.state.x[i as usize].distance(scene.soft_targets[k].into());
+            worst_soft = worst_soft.max(d / scene.soft.radius[k]);
+        }
+    }
+    let y1 = mean_free_y(&scene, 0);
+    picture(&scene, "coat", Vec3::new(0.0, 0.95, 0.0), 1.0);
+    eprintln!(
+        "coat: free mean y {y0:.3} → {y1:.3} m, worst stretch {:.1} %, soft pins at most {:.3} of their max distance",
+        worst * 100.0,
+        worst_soft
+    );
+    assert!(worst < 1.12, "stretch {worst}");
+    assert!(
+        worst_soft <= 1.0 + 1e-4,
+        "a partly pinned vertex strayed past its max distance"
+    );
+    assert!(y1 < y0 - 0.002, "the coat hangs down: {y0} → {y1}");
+}
+
+#[test]
+fn rest_shape_is_kept_at_rest_without_gravity() {
+    let ninja = drape::ninja::build().unwrap().rig;
+    let profile = Profile::of_ninja(&ninja);
+    let t = skirt_tube();
+    let path = out_dir().join("skirt_rest.glb");
+    write_garment(tube(&profile, &t, |_| 0.0), &path);
+    let mut cfg = config(vec![GarmentSpec::mesh(MeshGarmentSpec::new(
+        MeshSource::File { path, node: None },
+        PinRule::Top,
+    ))]);
+    cfg.settle = 2.0;
+    cfg.sim.gravity = Vec3::ZERO;
+    let mut scene = Scene::new(ninja, cfg).unwrap();
+    let rest = scene.garment_frame(0);
+    for _ in 0..60 {
+        scene.step(1.0 / 60.0);
+    }
+    let out = scene.garment_frame(0);
+    let moved = rest
+        .positions
+        .iter()
+        .zip(&out.positions)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0f32, f32::max);
+    eprintln!(
+        "rest shape: largest move after 1 s without gravity {:.3} mm",
+        moved * 1e3
+    );
+    // The modelled flare is the springs' rest state: nothing moves it.
+    assert!(moved < 1e-3, "{moved}");
+}
+
+/// Under `DRAPE_PICTURES=1`: the scene's current frame from the front-left and the back-right
+/// (CPU rasteriser, the body and the garments in their own materials and textures) written to
+/// docs/mesh_garment_NAME.png for the README.
+fn picture(scene: &Scene, name: &str, center: Vec3, half: f32) {
+    if std::env::var("DRAPE_PICTURES").is_err() {
+        return;
+    }
+    use drape::raster::{ortho, Canvas, Shading};
+    let (w, h) = (360u32, 440u32);
+    let mut sheet = Canvas::new(2 * w, h, [235, 235, 238]);
+    let rig = &scene.rig;
+    let texture = |mat: Option<u32>| {
+        mat.and_then(|m| rig.materials.get(m as usize))
+            .and_then(|m| m.base_color_texture)
+            .and_then(|t| rig.textures.get(t as usize))
+    };
+    let color = |mat: Option<u32>, fallback: Vec3| {
+        mat.and_then(|m| rig.materials.get(m as usize))
+            .map(|m| m.base_color.truncate())
+            .unwrap_or(fallback)
+    };
+    for (k, angle) in [0.5f32, std::f32::consts::PI + 0.6].into_iter().enumerate() {
+        let mut c = Canvas::new(w, h, [235, 235, 238]);
+        let fwd = -Vec3::new(angle.sin(), -0.15, angle.cos());
+        let cam = ortho(center, fwd, Vec3::Y, half * w as f32 / h as f32, half, 3.0);
+        let light = Shading {
+            light_dir: -fwd + Vec3::Y,
+            ..Default::default()
+        };
+        for (m, mesh) in rig.meshes.iter().enumerate() {
+            let shading = Shading {
+                base_color: color(mesh.material, Vec3::splat(0.6)),
+                ..light
+            };
+            c.draw_mesh(
+                &cam,
+                scene.body_positions(m),
+                scene.body_normals(m),
+                &mesh.uvs,
+                &mesh.indices,
+                texture(mesh.material),
+                &shading,
+            );
+        }
+        for g in 0..scene.garments.len() {
+            let f = scene.garment_frame(g);
+            let shading = Shading {
+                base_color: color(f.material, Vec3::new(0.2, 0.25, 0.5)),
+                ..light
+            };
+            let idx: Vec<u32> = f.triangles.iter().flatten().copied().collect();
+            c.draw_mesh(
+                &cam,
+                &f.positions,
+                &f.normals,
+                &f.uvs,
+                &idx,
+                texture(f.material),
+                &shading,
+            );
+        }
+        sheet.blit(&c, k as u32 * w, 0);
+    }
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(format!("mesh_garment_{name}.png"));
+    std::fs::write(&out, sheet.to_png().unwrap()).unwrap();
+    eprintln!("wrote {}", out.display());
+}
+
+#[test]
+fn rogue_bake_replaces_the_rigid_cape_with_the_simulated_one() {
+    let Some(path) = shared("rigs/cc0/KayKit_Rogue/Rogue.glb") else {
+        return;
+    };
+    let rig = drape::asset::load_rig(&path).unwrap();
+    let body_meshes = rig.meshes.len() - 1;
+    let mut cfg = config(vec![GarmentSpec::mesh(MeshGarmentSpec::new(
+        MeshSource::Rig("Rogue_Cape".into()),
+        PinRule::Top,
+    ))]);
+    cfg.clip = Some("Walking_A".into());
+    cfg.settle = 0.2;
+    cfg.blend = 0.2;
+    let mut scene = Scene::new(rig, cfg).unwrap();
+    let opts = drape::cli::bake::BakeOptions {
+        seconds: Some(0.25),
+        every: 3,
+        normals: true,
+    };
+    let baked = drape::cli::bake::bake(&mut scene, opts, &mut |_, _| {}, &mut |_, s| {
+        dressed::check_frame(s).unwrap();
+    })
+    .unwrap();
+    // One body entry per remaining rig mesh, one garment; the cape is the garment, not body.
+    assert_eq!(baked.layout.body.len(), body_meshes);
+    assert_eq!(baked.layout.garments.len(), 1);
+    let back =
+        drape::asset::load_rig_from_slice(&baked.bytes, None, "rogue bake", &Default::default())
+            .unwrap();
+    let capes: Vec<&SkinnedMesh> = back
+        .meshes
+        .iter()
+        .filter(|m| m.name.contains("Cape"))
+        .collect();
+    assert_eq!(
+        capes.len(),
+        1,
+        "the cape once: {:?}",
+        back.meshes.iter().map(|m| &m.name).collect::<Vec<_>>()
+    );
+    // In its own textured material, with its own UVs and vertex count.
+    let cape = capes[0];
+    assert_eq!(cape.positions.len(), 56);
+    assert_eq!(cape.uvs.len(), 56);
+    let mat = &back.materials[cape.material.unwrap() as usize];
+    assert!(mat.base_color_texture.is_some(), "{mat:?}");
+    picture(&scene, "rogue_cape", Vec3::new(0.0, 0.9, 0.0), 0.95);
 }

@@ -305,10 +305,17 @@ impl SoftPins {
     }
 
     /// Keeps every soft-pinned particle within its radius of its target (`targets`, placed by
-    /// the skin like the pins): a particle beyond is moved onto the sphere, and its velocity away
-    /// from the target removed (both `v` and `x_prev`, so either integrator sees the same motion;
-    /// `dt` is the substep). Returns the largest distance moved, m.
-    pub fn enforce(&self, targets: &[Vec3], state: &mut crate::cloth::ClothState, dt: f32) -> f32 {
+    /// the skin like the pins): a particle beyond is moved onto the sphere, then out of the body
+    /// again by `outside` (the body wins over the max distance, as a collision would), and its
+    /// velocity away from the target removed (both `v` and `x_prev`, so either integrator sees
+    /// the same motion; `dt` is the substep). Returns the largest distance moved, m.
+    pub fn enforce(
+        &self,
+        targets: &[Vec3],
+        state: &mut crate::cloth::ClothState,
+        dt: f32,
+        outside: impl Fn(Vec3) -> Vec3,
+    ) -> f32 {
         use crate::math::Vec3A;
         let mut worst = 0.0f32;
         for (k, &i) in self.particles.iter().enumerate() {
@@ -323,7 +330,7 @@ impl SoftPins {
                 continue;
             }
             let n = d / len;
-            let x = t + n * r;
+            let x = Vec3A::from(outside(Vec3::from(t + n * r)));
             worst = worst.max(len - r);
             let mut v = state.v[i];
             let out = v.dot(n);
@@ -336,6 +343,34 @@ impl SoftPins {
         }
         worst
     }
+}
+
+/// `p` moved out of the proxy union (`frame`, `capsules`) to at least `clearance`, along the
+/// union's gradient (central differences); `p` itself when already outside.
+pub fn push_out_of_body(
+    mut p: Vec3,
+    frame: &crate::body::ProxyFrame,
+    capsules: &[[u32; 2]],
+    clearance: f32,
+) -> Vec3 {
+    let sdf = |q: Vec3| crate::body::union_sdf(q, frame, capsules);
+    for _ in 0..8 {
+        let d = sdf(p);
+        if d >= clearance || !d.is_finite() {
+            break;
+        }
+        let e = 1e-3;
+        let g = Vec3::new(
+            sdf(p + Vec3::X * e) - sdf(p - Vec3::X * e),
+            sdf(p + Vec3::Y * e) - sdf(p - Vec3::Y * e),
+            sdf(p + Vec3::Z * e) - sdf(p - Vec3::Z * e),
+        );
+        let Some(n) = g.try_normalize() else {
+            break;
+        };
+        p += n * (clearance - d + 1e-5);
+    }
+    p
 }
 
 /// Welds vertices at the same position (within `1e-6` of the mesh's size): the particle of each
@@ -941,4 +976,40 @@ fn file_mesh(rig: &mut Rig, file: &Rig, i: usize) -> GarmentMesh {
         material,
         skin: None,
     }
+}
+
+/// The colour a renderer without garment textures draws a mesh garment in: its material's base
+/// colour times the mean of its texture over the texels its UVs cover (the texel under each
+/// vertex's UV, averaged), linear RGB; `None` for a garment without a material.
+pub fn material_color(rig: &Rig, mesh: Option<&MeshOutput>) -> Option<crate::math::Vec4> {
+    let m = mesh?;
+    let mat = rig.materials.get(m.material? as usize)?;
+    let mut c = mat.base_color;
+    if let Some(t) = mat
+        .base_color_texture
+        .and_then(|t| rig.textures.get(t as usize))
+        .filter(|t| t.width > 0 && t.height > 0 && !m.uvs.is_empty())
+    {
+        // sRGB texels to linear (IEC 61966-2-1) before averaging.
+        let lin = |v: u8| {
+            let s = v as f32 / 255.0;
+            if s <= 0.04045 {
+                s / 12.92
+            } else {
+                ((s + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let mut sum = Vec3::ZERO;
+        for uv in &m.uvs {
+            let x = ((uv.x.rem_euclid(1.0) * t.width as f32) as u32).min(t.width - 1);
+            let y = ((uv.y.rem_euclid(1.0) * t.height as f32) as u32).min(t.height - 1);
+            let k = 4 * (y as usize * t.width as usize + x as usize);
+            if let Some(px) = t.rgba8.get(k..k + 3) {
+                sum += Vec3::new(lin(px[0]), lin(px[1]), lin(px[2]));
+            }
+        }
+        let mean = sum / m.uvs.len() as f32;
+        c = crate::math::Vec4::new(c.x * mean.x, c.y * mean.y, c.z * mean.z, c.w);
+    }
+    Some(c)
 }
