@@ -7,7 +7,6 @@
 #[path = "support/dressed.rs"]
 mod dressed;
 #[path = "support/tools.rs"]
-#[allow(dead_code)]
 mod tools;
 
 use drape::anim::Skeleton;
@@ -581,4 +580,160 @@ fn rogue_bake_replaces_the_rigid_cape_with_the_simulated_one() {
     let mat = &back.materials[cape.material.unwrap() as usize];
     assert!(mat.base_color_texture.is_some(), "{mat:?}");
     picture(&scene, "rogue_cape", Vec3::new(0.0, 0.9, 0.0), 0.95);
+}
+
+#[test]
+fn scene_file_mesh_keys_and_their_errors() {
+    use drape::scene::SceneFile;
+    let parse = |t: &str| SceneFile::parse(t).and_then(|f| f.config());
+    let c = parse("[[garment]]\nmesh = \"Cape\"\npin = \"weights\"\nmax_distance = 0.2\n").unwrap();
+    let m = c.garments[0].mesh.as_ref().unwrap();
+    assert_eq!(m.source, MeshSource::Rig("Cape".into()));
+    assert_eq!(m.pin, PinRule::Weights);
+    assert_eq!(m.max_distance, 0.2);
+    let c = parse(
+        "[[garment]]\nmesh = { file = \"a.glb\", node = \"Skirt\" }\npin = { within = 0.01 }\n",
+    )
+    .unwrap();
+    let m = c.garments[0].mesh.as_ref().unwrap();
+    assert_eq!(
+        m.source,
+        MeshSource::File {
+            path: "a.glb".into(),
+            node: Some("Skirt".into())
+        }
+    );
+    assert_eq!(m.pin, PinRule::Within(0.01));
+    let c = parse("[[garment]]\nmesh = \"skirt.GLB\"\npin = \"top\"\nk_structural = 90\n").unwrap();
+    assert!(matches!(
+        c.garments[0].mesh.as_ref().unwrap().source,
+        MeshSource::File { .. }
+    ));
+    assert_eq!(c.garments[0].fabric.k_structural, 90.0);
+    for (bad, says) in [
+        (
+            "[[garment]]\nkind = \"cape\"\nmesh = \"Cape\"\npin = \"top\"\n",
+            "both",
+        ),
+        ("[[garment]]\nmesh = \"Cape\"\n", "needs pin"),
+        (
+            "[[garment]]\nmesh = \"Cape\"\npin = \"bottom\"\n",
+            "unknown pin",
+        ),
+        (
+            "[[garment]]\nmesh = \"Cape\"\npin = { within = -1 }\n",
+            "within",
+        ),
+        (
+            "[[garment]]\nmesh = \"Cape\"\npin = \"top\"\nmax_distance = 9\n",
+            "max_distance",
+        ),
+        (
+            "[[garment]]\nkind = \"cape\"\npin = \"top\"\n",
+            "mesh garment",
+        ),
+        ("[[garment]]\nspacing = 0.02\n", "needs kind"),
+    ] {
+        let e = parse(bad).expect_err(bad);
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn a_missing_mesh_or_weight_map_is_a_clear_error() {
+    let ninja = drape::ninja::build().unwrap().rig;
+    let spec = |name: &str, pin| {
+        config(vec![GarmentSpec::mesh(MeshGarmentSpec::new(
+            MeshSource::Rig(name.into()),
+            pin,
+        ))])
+    };
+    let e = Scene::new(ninja.clone(), spec("Skirt", PinRule::Top))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("no mesh named 'Skirt'"), "{e}");
+    // The ninja's body mesh has no painted weights, and is all of its body.
+    let e = Scene::new(ninja.clone(), spec("Ninja", PinRule::Weights))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("no painted pin weights"), "{e}");
+    let e = Scene::new(ninja, spec("Ninja", PinRule::Top))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("leaves no body"), "{e}");
+}
+
+#[test]
+fn degenerate_repeated_and_non_manifold_triangles_are_reported_and_simulated() {
+    let ninja = drape::ninja::build().unwrap().rig;
+    let profile = Profile::of_ninja(&ninja);
+    let t = skirt_tube();
+    let mut mesh = tube(&profile, &t, |_| 0.0);
+    let n = mesh.positions.len() as u32;
+    let ring = (t.cols + 1) as u32;
+    // A fin on the edge between vertices 2·ring+3 and 3·ring+3 (a third triangle on it), a
+    // triangle with two corners on one vertex, one with no area (three vertices on a line across
+    // a seam copy), and a repeat of the first triangle.
+    mesh.positions
+        .push(mesh.positions[(2 * ring + 3) as usize] + Vec3::new(0.0, 0.0, 0.05));
+    mesh.normals.push(Vec3::Z);
+    mesh.uvs.push(Vec2::ZERO);
+    mesh.pin.push(0.0);
+    let first: Vec<u32> = mesh.indices[..3].to_vec();
+    mesh.indices
+        .extend_from_slice(&[2 * ring + 3, 3 * ring + 3, n]);
+    mesh.indices.extend_from_slice(&[5, 5, 6]);
+    mesh.indices.extend_from_slice(&[0, t.cols as u32, ring]);
+    mesh.indices.extend_from_slice(&first);
+    let path = out_dir().join("skirt_bad.glb");
+    write_garment(mesh, &path);
+    let mut scene = Scene::new(
+        ninja,
+        config(vec![GarmentSpec::mesh(MeshGarmentSpec::new(
+            MeshSource::File { path, node: None },
+            PinRule::Top,
+        ))]),
+    )
+    .unwrap();
+    let report = scene.garments[0].mesh.as_ref().unwrap().report.clone();
+    eprintln!("bad skirt: {report:?}: {}", report.problems());
+    assert_eq!(report.degenerate, 2, "{report:?}");
+    assert_eq!(report.repeated, 1, "{report:?}");
+    assert_eq!(report.non_manifold_edges, 1, "{report:?}");
+    assert!(report.problems().contains("non-manifold"));
+    for _ in 0..30 {
+        scene.step(1.0 / 60.0);
+    }
+    assert!(scene.state.is_finite());
+    assert!(worst_stretch(&scene) < 1.12);
+}
+
+#[test]
+fn pin_within_a_distance_of_the_skin() {
+    let ninja = drape::ninja::build().unwrap().rig;
+    let profile = Profile::of_ninja(&ninja);
+    let path = out_dir().join("skirt_within.glb");
+    write_garment(tube(&profile, &skirt_tube(), |_| 0.0), &path);
+    let within = |d: f32| {
+        let scene = Scene::new(
+            ninja.clone(),
+            config(vec![GarmentSpec::mesh(MeshGarmentSpec::new(
+                MeshSource::File {
+                    path: path.clone(),
+                    node: None,
+                },
+                PinRule::Within(d),
+            ))]),
+        )
+        .unwrap();
+        scene.garments[0].mesh.as_ref().unwrap().report.pinned
+    };
+    let (near, far) = (within(0.03), within(0.08));
+    eprintln!("within 3 cm: {near} pinned, within 8 cm: {far}");
+    // The waist hugs the body (about 2 cm outside the proxies, nearer the skin), the hem flares
+    // away from it: more is pinned the farther the reach, never the whole skirt.
+    assert!(near > 0 && far > near && far < 14 * 36, "{near} {far}");
 }

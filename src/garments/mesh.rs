@@ -871,11 +871,29 @@ pub fn take_meshes(
                 file_mesh(&mut rig, &file, i)
             }
         };
+        if m.pin == PinRule::Weights && gm.pin.len() != gm.positions.len() {
+            return Err(GarmentError::Mesh(format!(
+                "{} ('{}') has no painted pin weights (neither a _PIN attribute nor COLOR_0); \
+                 use pin = \"top\" or pin = {{ within = 0.01 }}",
+                m.label(),
+                gm.name
+            )));
+        }
         out.push(Some(gm));
     }
     remove.sort_unstable();
     for &i in remove.iter().rev() {
         rig.meshes.remove(i);
+    }
+    if !remove.is_empty() && !rig.meshes.iter().any(|m| !m.positions.is_empty()) {
+        return Err(GarmentError::Mesh(format!(
+            "simulating {} as cloth leaves no body for it to hang on",
+            specs
+                .iter()
+                .filter_map(|s| s.mesh.as_ref().map(|m| m.label()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
     }
     Ok((rig, out))
 }
