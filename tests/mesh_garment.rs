@@ -6,6 +6,8 @@
 
 #[path = "support/dressed.rs"]
 mod dressed;
+#[path = "support/gltf_builder.rs"]
+mod gltf_builder;
 #[path = "support/tools.rs"]
 mod tools;
 
@@ -736,4 +738,99 @@ fn pin_within_a_distance_of_the_skin() {
     // The waist hugs the body (about 2 cm outside the proxies, nearer the skin), the hem flares
     // away from it: more is pinned the farther the reach, never the whole skirt.
     assert!(near > 0 && far > near && far < 14 * 36, "{near} {far}");
+}
+
+#[test]
+fn pin_weights_read_from_pin_attribute_or_color_0_red() {
+    use serde_json::json;
+    let mut b = gltf_builder::Builder::new();
+    let pos = b.f32s(
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0],
+        "VEC3",
+    );
+    let idx = b.u16s(&[0, 1, 2, 0, 2, 3], "SCALAR", false);
+    // COLOR_0 as normalized RGBA8: red 0, 128, 255, 64 (green and blue ignored).
+    let rgba = b.u8s(
+        &[
+            0, 255, 255, 255, 128, 0, 0, 255, 255, 9, 9, 255, 64, 0, 0, 255,
+        ],
+        "VEC4",
+        true,
+    );
+    // COLOR_0 as float RGB, and a `_PIN` that takes precedence over it.
+    let rgb = b.f32s(
+        &[1.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0],
+        "VEC3",
+    );
+    let pin = b.f32s(&[1.0, 0.75, 0.5, 0.25], "SCALAR");
+    let rest = json!({
+        "scene": 0,
+        "scenes": [{"nodes": [0, 1]}],
+        "nodes": [{"name": "A", "mesh": 0}, {"name": "B", "mesh": 1}],
+        "meshes": [
+            {"name": "a", "primitives": [{"attributes": {"POSITION": pos, "COLOR_0": rgba}, "indices": idx}]},
+            {"name": "b", "primitives": [{"attributes": {"POSITION": pos, "COLOR_0": rgb, "_PIN": pin}, "indices": idx}]}
+        ]
+    });
+    let rig = drape::asset::load_rig_from_slice(&b.glb(&rest), None, "pins", &Default::default())
+        .unwrap();
+    let near = |a: &[f32], b: &[f32]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-3)
+    };
+    assert!(
+        near(&rig.meshes[0].pin, &[0.0, 128.0 / 255.0, 1.0, 64.0 / 255.0]),
+        "{:?}",
+        rig.meshes[0].pin
+    );
+    assert!(
+        near(&rig.meshes[1].pin, &[1.0, 0.75, 0.5, 0.25]),
+        "{:?}",
+        rig.meshes[1].pin
+    );
+    // The exporter writes `_PIN` back, and the loader reads it again.
+    let again = drape::asset::load_rig_from_slice(
+        &drape::asset::export::to_glb(&rig).unwrap(),
+        None,
+        "pins again",
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(near(&again.meshes[0].pin, &rig.meshes[0].pin));
+    assert!(near(&again.meshes[1].pin, &rig.meshes[1].pin));
+}
+
+#[test]
+fn garment_check_measures_the_cape_against_the_rest_of_the_body() {
+    let Some(path) = shared("rigs/cc0/KayKit_Rogue/Rogue.glb") else {
+        return;
+    };
+    let rig = drape::asset::load_rig(&path).unwrap();
+    let clip = rig.clip("Walking_A").unwrap();
+    let mut cfg = config(vec![GarmentSpec::mesh(MeshGarmentSpec::new(
+        MeshSource::Rig("Cape".into()),
+        PinRule::Top,
+    ))]);
+    cfg.settle = 0.2;
+    cfg.blend = 0.2;
+    let th = drape::check::Thresholds::default();
+    let report = drape::check::check_clip(&rig, clip, &cfg, &th, &mut |_, _| {}).unwrap();
+    let g = &report.garments[0];
+    eprintln!(
+        "check: {} ({}) {} free vertices, deepest {:.1} mm, {} deep frames, worst stretch {:.1} %, failures {:?}",
+        g.name,
+        g.kind,
+        g.vertices,
+        g.max_depth * 1e3,
+        g.deep_frames,
+        g.worst_stretch * 100.0,
+        g.failures
+    );
+    assert_eq!(g.kind, "mesh");
+    assert_eq!(g.vertices, 56 - 7);
+    assert!(g.worst_stretch < 1.12);
+    // The skin it is measured against is the rest of the body: the cape's 84 triangles are not
+    // in it (check_clip measures against its scene's rig, built as here).
+    let total: usize = rig.meshes.iter().map(|m| m.triangle_count()).sum();
+    let scene = Scene::new(rig, cfg).unwrap();
+    assert_eq!(drape::check::triangle_nodes(&scene.rig).len(), total - 84);
 }
