@@ -122,6 +122,19 @@ fn rogue_cape_from_its_own_mesh_pinned_at_top() {
         worst * 100.0
     );
     assert!(worst < 1.12, "stretch {worst}");
+    assert!(y1 < y0 - 0.01, "the cape falls onto the back: {y0} → {y1}");
+    // Downstream unchanged: soaked, under DQS and CoR skinning, the pins stay on the skinned
+    // cape's collar and nothing breaks.
+    for i in scene.model.garments[0].particles.clone() {
+        scene.state.set_wetness(&scene.model, i, 0.84);
+    }
+    for method in [drape::skin::SkinMethod::Dqs, drape::skin::SkinMethod::Cor] {
+        scene.set_method(method);
+        for f in 0..30 {
+            scene.step(1.0 / 60.0);
+            dressed::check_frame(&scene).unwrap_or_else(|e| panic!("{method:?} frame {f}: {e}"));
+        }
+    }
 }
 
 /// The ninja's body at rest as the cloth meets it (its proxies): for a height and a direction
