@@ -828,6 +828,15 @@ impl SceneFile {
                     g.pin.as_ref(),
                     g.max_distance,
                 )?;
+                if s.mesh.is_some()
+                    && (g.spacing.is_some() || g.clearance.is_some() || g.length.is_some())
+                {
+                    return Err(
+                        "[[garment]]: spacing, clearance and length shape the library's \
+                                garments; a mesh garment keeps its modelled shape"
+                            .into(),
+                    );
+                }
                 if let Some(v) = g.spacing {
                     s.spacing = v.clamp(0.005, 0.1);
                 }

@@ -648,6 +648,10 @@ fn scene_file_mesh_keys_and_their_errors() {
             "mesh garment",
         ),
         ("[[garment]]\nspacing = 0.02\n", "needs kind"),
+        (
+            "[[garment]]\nmesh = \"Cape\"\npin = \"top\"\nspacing = 0.02\n",
+            "modelled shape",
+        ),
     ] {
         let e = parse(bad).expect_err(bad);
         assert!(e.contains(says), "{bad}: {e}");

@@ -651,7 +651,7 @@ pub(super) fn build(
     let soft = SoftPins {
         radius: partial
             .iter()
-            .map(|&i| (1.0 - strength[i as usize]) * mspec.max_distance * body.scale)
+            .map(|&i| (1.0 - strength[i as usize]) * mspec.max_distance)
             .collect(),
         binding: bind(&partial)?,
         particles: partial,
