@@ -851,3 +851,52 @@ fn garment_check_measures_the_cape_against_the_rest_of_the_body() {
     let scene = Scene::new(rig, cfg).unwrap();
     assert_eq!(drape::check::triangle_nodes(&scene.rig).len(), total - 84);
 }
+
+/// Walking, under both cloth models. The mass-spring model passes issue 5's end-of-frame checks
+/// every frame; under XPBD the cape's upper corners stretch past Provot's limit where the
+/// swinging forearms catch them (measured and printed, not asserted: the position-based
+/// model has no Provot pass), with the pins held and nothing non-finite.
+#[test]
+fn rogue_cape_walking_under_both_cloth_models() {
+    let Some(path) = shared("rigs/cc0/KayKit_Rogue/Rogue.glb") else {
+        return;
+    };
+    let rig = drape::asset::load_rig(&path).unwrap();
+    for model in [
+        drape::cloth::ClothModelKind::MassSpring,
+        drape::cloth::ClothModelKind::Xpbd,
+    ] {
+        let mut cfg = config(vec![GarmentSpec::mesh(MeshGarmentSpec::new(
+            MeshSource::Rig("Cape".into()),
+            PinRule::Top,
+        ))]);
+        cfg.clip = Some("Walking_A".into());
+        cfg.sim.model = model;
+        let mut scene = Scene::new(rig.clone(), cfg).unwrap();
+        let y0 = mean_free_y(&scene, 0);
+        let (mut worst, mut off) = (1.0f32, 0);
+        for f in 0..120 {
+            scene.step(1.0 / 60.0);
+            assert!(scene.state.is_finite(), "{model:?} frame {f}");
+            for (k, &i) in scene.model.pins.iter().enumerate() {
+                let d = scene.state.x[i as usize].distance(scene.pin_targets[k].into());
+                assert!(d < 1e-4, "{model:?} frame {f}: pin {k} {d} m off");
+            }
+            match dressed::check_frame(&scene) {
+                Err(e) if model == drape::cloth::ClothModelKind::MassSpring => {
+                    panic!("{model:?} frame {f}: {e}")
+                }
+                Err(_) => off += 1,
+                Ok(()) => {}
+            }
+            worst = worst.max(worst_stretch(&scene));
+        }
+        let y1 = mean_free_y(&scene, 0);
+        eprintln!(
+            "rogue cape walking, {model:?}: free mean y {y0:.3} → {y1:.3} m, worst stretch {:.1} %, {off} frames off issue 5's checks",
+            worst * 100.0
+        );
+        // (Walking, the cape swings back: its height is printed, not asserted; the Idle test
+        // asserts the fall.)
+    }
+}
