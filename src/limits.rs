@@ -118,6 +118,11 @@ fn num(v: f64) -> String {
 // Garment geometry (GarmentSpec). Sizes are for a body 1 to 2 m tall; on a bigger or smaller
 // one they scale with it.
 pub const SPACING: Limit = Limit::new("garment particle spacing", 0.005, 0.1, "m");
+/// A mesh garment's `max_distance`: how far a partly pinned vertex may leave its skinned place
+/// (scaled by 1 − pin weight).
+pub const MAX_DISTANCE: Limit = Limit::new("pin max distance", 0.0, 2.0, "m");
+/// A mesh garment's `pin = { within = … }`: vertices this close to the skin at rest are pinned.
+pub const PIN_WITHIN: Limit = Limit::new("pin distance to the skin", 0.0, 0.5, "m");
 pub const CLEARANCE: Limit = Limit::new("gap between garment and body", 0.001, 0.05, "m");
 pub const LENGTH: Limit = Limit::new("length scale of the hanging parts", 0.3, 1.5, "");
 /// The viewer's and `render`/`check`'s spacing: × each garment's default spacing.
@@ -200,6 +205,12 @@ pub enum Accepts {
     TextTable,
     /// An array of tables, each checked against [`GARMENT_KEYS`].
     Garments,
+    /// A mesh garment's source: a name (a mesh of the rig, or a `.glb`/`.gltf` path), or a table
+    /// `{ file = "…", node = "…" }` (`node` optional).
+    MeshSource,
+    /// A mesh garment's pins: `"weights"`, `"top"`, or `{ within = D }` with D within
+    /// [`PIN_WITHIN`].
+    PinRule,
 }
 
 fn skinning(s: &str) -> Result<(), String> {
@@ -238,6 +249,9 @@ pub const SCENE_KEYS: &[(&str, Accepts)] = &[
 /// The keys of one `[[garment]]` table (see [`crate::scene::GarmentEntry`]).
 pub const GARMENT_KEYS: &[(&str, Accepts)] = &[
     ("kind", Accepts::Word(garment_kind)),
+    ("mesh", Accepts::MeshSource),
+    ("pin", Accepts::PinRule),
+    ("max_distance", Accepts::Number(&MAX_DISTANCE)),
     ("spacing", Accepts::Number(&SPACING)),
     ("clearance", Accepts::Number(&CLEARANCE)),
     ("length", Accepts::Number(&LENGTH)),
@@ -330,6 +344,57 @@ fn check_value(path: &str, value: &mut toml::Value, accepts: Accepts) -> Result<
             Value::String(s) => parse(s).map_err(|e| format!("{path} = \"{s}\": {e}"))?,
             other => return Err(wrong("a string", other)),
         },
+        Accepts::MeshSource => match value {
+            Value::String(_) => {}
+            Value::Table(t) => {
+                for (k, v) in t.iter() {
+                    match k.as_str() {
+                        "file" | "node" if v.is_str() => {}
+                        "file" | "node" => {
+                            return Err(wrong("a string", v).replacen(
+                                path,
+                                &format!("{path}.{k}"),
+                                1,
+                            ))
+                        }
+                        o => {
+                            return Err(format!(
+                                "unknown key '{path}.{o}' (known here: file, node)"
+                            ))
+                        }
+                    }
+                }
+                if !t.contains_key("file") {
+                    return Err(format!("{path} = {{ … }} needs file = \"garment.glb\""));
+                }
+            }
+            other => {
+                return Err(wrong(
+                    "a mesh name or { file = \"…\", node = \"…\" }",
+                    other,
+                ))
+            }
+        },
+        Accepts::PinRule => match value {
+            Value::String(s) if s == "weights" || s == "top" => {}
+            Value::String(s) => {
+                return Err(format!(
+                    "{path} = \"{s}\": expected \"weights\", \"top\" or {{ within = 0.01 }}"
+                ))
+            }
+            Value::Table(t) => {
+                for (k, v) in t.iter_mut() {
+                    if k != "within" {
+                        return Err(format!("unknown key '{path}.{k}' (known here: within)"));
+                    }
+                    check_value(&format!("{path}.within"), v, Accepts::Number(&PIN_WITHIN))?;
+                }
+                if !t.contains_key("within") {
+                    return Err(format!("{path} = {{ … }} needs within = 0.01 (m)"));
+                }
+            }
+            other => return Err(wrong("\"weights\", \"top\" or { within = 0.01 }", other)),
+        },
         Accepts::Text => {
             if !value.is_str() {
                 return Err(wrong("a string", value));
@@ -365,9 +430,10 @@ fn check_value(path: &str, value: &mut toml::Value, accepts: Accepts) -> Result<
                     let here = format!("{path}[{i}]");
                     match g {
                         Value::Table(t) => {
-                            if !t.contains_key("kind") {
+                            if !t.contains_key("kind") && !t.contains_key("mesh") {
                                 return Err(format!(
-                                    "{here} has no kind (one of cape, hakama, sash, headband)"
+                                    "{here} has no kind (one of cape, hakama, sash, headband) \
+                                     and no mesh (a mesh of the character, or a garment file)"
                                 ));
                             }
                             check_table(t, GARMENT_KEYS, &format!("{here}."))?;

@@ -36,6 +36,10 @@ pub struct SkinnedMesh {
     pub weights1: Vec<[f32; 4]>,
     /// Triangle list (other modes are converted or refused by the loader).
     pub indices: Vec<u32>,
+    /// Painted pin strength per vertex, 0 (free) … 1 (held by the skin), for simulating the mesh
+    /// as cloth (`garments::mesh`): the custom attribute `_PIN` if the file has one, else the red
+    /// channel of `COLOR_0`; empty when the file has neither.
+    pub pin: Vec<f32>,
 }
 
 impl SkinnedMesh {

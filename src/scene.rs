@@ -31,7 +31,10 @@ use crate::cloth::{
     step_frame_timed, ClothModel, ClothState, ClothWorkspace, Collider, Shape, SimParams,
     StageTimes,
 };
-use crate::garments::{build_garment, BodyAtRest, GarmentKind, GarmentSpec, PinBinding};
+use crate::garments::mesh::{MeshOutput, SoftPins};
+use crate::garments::{
+    build_garment, build_mesh_garment, BodyAtRest, GarmentKind, GarmentSpec, PinBinding,
+};
 use crate::math::{Mat4, Vec2, Vec3};
 use crate::rig::Rig;
 use crate::skin::{SkinMethod, Skinner};
@@ -132,6 +135,21 @@ impl Default for SceneConfig {
     }
 }
 
+impl SceneConfig {
+    /// Makes the relative paths of garment files relative to `base` (a scene file's folder).
+    pub fn resolve_paths(&mut self, base: &Path) {
+        for g in &mut self.garments {
+            if let Some(crate::garments::mesh::MeshSource::File { path, .. }) =
+                g.mesh.as_mut().map(|m| &mut m.source)
+            {
+                if path.is_relative() {
+                    *path = base.join(&*path);
+                }
+            }
+        }
+    }
+}
+
 /// Where the scene is in its start-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -149,6 +167,9 @@ pub enum Phase {
 pub struct SceneGarment {
     pub kind: GarmentKind,
     pub uvs: Vec<Vec2>,
+    /// A mesh garment's map back onto its modelled mesh ([`Scene::garment_frame`] gives the
+    /// mesh's own vertices, order, triangles and UVs), its material and its topology report.
+    pub mesh: Option<MeshOutput>,
 }
 
 /// Plain per-frame data of one garment for a renderer (no GPU types).
@@ -163,6 +184,9 @@ pub struct GarmentFrame {
     pub uvs: Vec<Vec2>,
     /// Absorbed water per particle, g/g (0 = dry).
     pub wetness: Vec<f32>,
+    /// A mesh garment's own material (index into the rig's materials); `None`: the kind's
+    /// cloth colour.
+    pub material: Option<u32>,
 }
 
 /// Wall seconds spent per stage, accumulated over frames (for `drape bench scene`).
@@ -199,6 +223,11 @@ pub struct Scene {
     pub colliders: Vec<Collider>,
     /// Pin targets of the current frame (world space), in `model.pins` order.
     pub pin_targets: Vec<Vec3>,
+    /// Partly pinned particles of the mesh garments (Unity-style max distance), enforced after
+    /// each frame's cloth step; their targets of the current frame and CoR centres.
+    pub soft: SoftPins,
+    pub soft_targets: Vec<Vec3>,
+    soft_centers: Vec<Vec3>,
     /// Seconds since the scene started.
     pub time: f32,
     pub phase: Phase,
@@ -273,6 +302,9 @@ impl Scene {
             })?),
             None => (!rig.clips.is_empty()).then_some(0),
         };
+        // Meshes simulated as cloth leave the rig: they are garments now, not body (neither
+        // fitted with proxies nor drawn, exported or checked as body).
+        let (rig, meshes) = crate::garments::mesh::take_meshes(rig, skin, &config.garments)?;
         // The body the cloth meets: the skin plus the meshes that follow a joint rigidly or
         // belong to another skin over the same joints (RobotExpressive's pieces, KayKit's
         // props), bound to the skin for the proxies and the pins; the rig itself is still what
@@ -293,8 +325,11 @@ impl Scene {
                 &config.bones,
             )?
             .with_proxy_joints(&proxies.joint);
-            for spec in &config.garments {
-                built.push(build_garment(&body, spec)?);
+            for (spec, mesh) in config.garments.iter().zip(&meshes) {
+                built.push(match mesh {
+                    Some(m) => build_mesh_garment(&body, spec, m)?,
+                    None => build_garment(&body, spec)?,
+                });
             }
             bones = (body.bones.clone(), body.scale);
         }
@@ -302,11 +337,16 @@ impl Scene {
         let mut pins = PinBinding::default();
         let mut garments = Vec::new();
         let mut cloth = Vec::new();
+        let mut soft = SoftPins::default();
+        let mut base = 0u32;
         for b in built {
             pins.extend(&b.pins);
+            soft.extend(&b.soft, base);
+            base += b.garment.rest.len() as u32;
             garments.push(SceneGarment {
                 kind: b.kind,
                 uvs: b.uvs,
+                mesh: b.mesh,
             });
             cloth.push(b.garment);
         }
@@ -342,8 +382,13 @@ impl Scene {
         let mut pin_centers = Vec::new();
         pins.cor_centers(&skinner, &mut pin_centers);
         let mut pin_targets = Vec::new();
+        let mut soft_centers = Vec::new();
+        soft.binding.cor_centers(&skinner, &mut soft_centers);
+        let mut soft_targets = Vec::new();
         if let Some(palette) = skinner.palette(skin) {
             pins.place(palette, config.method, &pin_centers, &mut pin_targets);
+            soft.binding
+                .place(palette, config.method, &soft_centers, &mut soft_targets);
         }
         let phase = if config.settle > 0.0 {
             Phase::Settle
@@ -372,6 +417,9 @@ impl Scene {
             workspace,
             colliders,
             pin_targets,
+            soft,
+            soft_targets,
+            soft_centers,
             time: 0.0,
             phase,
             clip,
@@ -399,10 +447,13 @@ impl Scene {
     ) -> Result<Scene, SceneError> {
         let file = SceneFile::load(path)?;
         let rig = file.load_rig(path.parent())?;
-        let config = file.config().map_err(|msg| SceneError::File {
+        let mut config = file.config().map_err(|msg| SceneError::File {
             path: path.display().to_string(),
             msg,
         })?;
+        if let Some(base) = path.parent() {
+            config.resolve_paths(base);
+        }
         Scene::new_with_progress(rig, config, progress)
     }
 
@@ -476,6 +527,14 @@ impl Scene {
                 &self.pin_centers,
                 &mut self.pin_targets,
             );
+            if !self.soft.is_empty() {
+                self.soft.binding.place(
+                    palette,
+                    self.config.method,
+                    &self.soft_centers,
+                    &mut self.soft_targets,
+                );
+            }
         }
         self.state.set_pin_targets(&self.pin_targets);
         lap(&mut self.times.secs[3]);
@@ -494,6 +553,15 @@ impl Scene {
             &self.config.sim,
             timer,
         );
+        if !self.soft.is_empty() {
+            let sub = dt / self.config.sim.substeps.max(1) as f32;
+            let (frame, caps) = (&self.proxy_frame, &self.proxies.capsules);
+            let thickness = self.model.max_thickness;
+            self.soft
+                .enforce(&self.soft_targets, &mut self.state, sub, |p| {
+                    crate::garments::mesh::push_out_of_body(p, frame, caps, thickness)
+                });
+        }
         lap(&mut self.times.secs[4]);
         self.times.frames += 1;
     }
@@ -503,6 +571,9 @@ impl Scene {
         if method == SkinMethod::Cor && self.skinner.cor_centers(0).is_none() {
             self.skinner.prepare_cor(&self.rig, &mut |_, _| {});
             self.pins.cor_centers(&self.skinner, &mut self.pin_centers);
+            self.soft
+                .binding
+                .cor_centers(&self.skinner, &mut self.soft_centers);
         }
         self.config.method = method;
     }
@@ -575,6 +646,34 @@ impl Scene {
         out.wetness.clear();
         out.wetness
             .extend_from_slice(&self.state.wet[info.particles.clone()]);
+        out.material = None;
+        if let Some(m) = &self.garments[g].mesh {
+            // The modelled mesh's own vertices: each takes its (welded) particle's position,
+            // normal and wetness, so seams split by UV stay closed and share one normal.
+            let expand = |v: &mut Vec<Vec3>| {
+                let p: Vec<Vec3> = m.vertex_particle.iter().map(|&i| v[i as usize]).collect();
+                *v = p;
+            };
+            expand(&mut out.positions);
+            expand(&mut out.normals);
+            let w: Vec<f32> = m
+                .vertex_particle
+                .iter()
+                .map(|&i| out.wetness[i as usize])
+                .collect();
+            out.wetness = w;
+            out.triangles.clone_from(&m.triangles);
+            if m.uvs.len() == m.vertex_particle.len() {
+                out.uvs.clone_from(&m.uvs);
+            } else {
+                out.uvs = m
+                    .vertex_particle
+                    .iter()
+                    .map(|&i| out.uvs[i as usize])
+                    .collect();
+            }
+            out.material = m.material;
+        }
     }
 
     /// Particle count of all garments.
@@ -601,6 +700,12 @@ impl Scene {
 /// kind = "cape"            # cape | hakama | sash | headband
 /// spacing = 0.02           # m, optional
 /// length = 1.0             # optional
+///
+/// [[garment]]              # a modelled mesh as cloth (instead of `kind`; see garments::mesh)
+/// mesh = "Cape"            # a mesh of the rig (node, mesh or "node/mesh#0" name), or a
+///                          # garment file: "skirt.glb" or { file = "coat.glb", node = "Coat" }
+/// pin = "weights"          # weights (_PIN, else COLOR_0's red) | top | { within = 0.01 }
+/// max_distance = 0.1       # m a partly pinned vertex may stray: (1 − w) · max_distance
 ///
 /// [bones]                  # optional: humanoid bone = node name, for rigs without Mixamo
 /// Hips = "Skeleton_torso_joint_1"   # names (the rest is guessed from the skeleton's shape)
@@ -643,7 +748,13 @@ pub struct SceneFile {
 #[derive(Clone, Debug, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GarmentEntry {
-    pub kind: String,
+    /// A garment of the library; or `mesh` instead.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// A modelled mesh simulated as cloth (see [`crate::garments::mesh`]).
+    pub mesh: Option<crate::garments::mesh::MeshKey>,
+    pub pin: Option<crate::garments::mesh::PinKey>,
+    pub max_distance: Option<f32>,
     pub spacing: Option<f32>,
     pub clearance: Option<f32>,
     pub length: Option<f32>,
@@ -743,11 +854,28 @@ impl SceneFile {
             c.garments.clear();
             for (i, g) in self.garment.iter().enumerate() {
                 let key = |k: &str| format!("garment[{i}].{k}");
-                let kind: GarmentKind = g
-                    .kind
-                    .parse()
-                    .map_err(|e| format!("{} = \"{}\": {e}", key("kind"), g.kind))?;
-                let mut s = GarmentSpec::new(kind);
+                let mut s = crate::garments::mesh::garment_entry(
+                    g.kind.as_deref(),
+                    g.mesh.as_ref(),
+                    g.pin.as_ref(),
+                    g.max_distance,
+                )
+                .map_err(|e| e.replacen("[[garment]]", &format!("garment[{i}]"), 1))?;
+                if s.mesh.is_some() {
+                    for (name, v) in [
+                        ("spacing", g.spacing),
+                        ("clearance", g.clearance),
+                        ("length", g.length),
+                    ] {
+                        if v.is_some() {
+                            return Err(format!(
+                                "{}: spacing, clearance and length shape the library's garments; \
+                                 a mesh garment keeps its modelled shape",
+                                key(name)
+                            ));
+                        }
+                    }
+                }
                 let set = |v: Option<f32>, limit: &lim::Limit, name: &str, out: &mut f32| {
                     if let Some(v) = v {
                         *out = limit.check_f32(&key(name), v)?;

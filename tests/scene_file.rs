@@ -14,10 +14,13 @@ fn config(text: &str) -> Result<SceneConfig, String> {
 /// `key = value` at the top level, or in one `[[garment]]` (the second one, so the index shows).
 fn doc(garment: bool, key: &str, value: &str) -> (String, String) {
     if garment {
-        let kind = if key == "kind" {
-            ""
-        } else {
-            "kind = \"hakama\"\n"
+        let kind = match key {
+            "kind" => "",
+            // A mesh garment's keys go on a mesh garment (the others refuse them).
+            "mesh" => "pin = \"top\"\n",
+            "pin" => "mesh = \"Body\"\n",
+            "max_distance" => "mesh = \"Body\"\npin = \"top\"\n",
+            _ => "kind = \"hakama\"\n",
         };
         (
             format!("[[garment]]\nkind = \"cape\"\n[[garment]]\n{kind}{key} = {value}\n"),
@@ -125,6 +128,34 @@ fn every_other_key_refuses_the_wrong_type() {
             Accepts::TextList => (&["[]", "[\"a.fbx\"]"], &["\"a.fbx\"", "[1]"]),
             Accepts::TextTable => (&["{}"], &["\"x\"", "{ Head = 1 }"]),
             Accepts::Garments => (&["[]"], &["\"cape\"", "[1]", "[{ spacing = 0.02 }]"]),
+            Accepts::MeshSource => (
+                &[
+                    "\"Cape\"",
+                    "\"skirt.glb\"",
+                    "{ file = \"coat.glb\", node = \"Coat\" }",
+                ],
+                &[
+                    "3",
+                    "{ node = \"Coat\" }",
+                    "{ file = 1 }",
+                    "{ file = \"a.glb\", nod = \"x\" }",
+                ],
+            ),
+            Accepts::PinRule => (
+                &[
+                    "\"weights\"",
+                    "\"top\"",
+                    "{ within = 0.01 }",
+                    "{ within = 0 }",
+                ],
+                &[
+                    "\"bottom\"",
+                    "1",
+                    "{ within = -1 }",
+                    "{ within = 0.6 }",
+                    "{ near = 0.01 }",
+                ],
+            ),
         };
         for v in good {
             if key == "clips" && *v != "[]" {
@@ -149,9 +180,14 @@ fn each_key_reaches_the_configuration() {
          root_motion = \"travel\"\n[bones]\nHead = \"head_node\"\n\
          [[garment]]\nkind = \"sash\"\nspacing = 0.02\nclearance = 0.01\nlength = 0.8\n\
          k_structural = 123\nk_shear = 45\nk_bend = 6\narea_density = 0.3\ndamping = 0.4\n\
-         thickness = 0.004\nfriction = 0.7\n",
+         thickness = 0.004\nfriction = 0.7\n\
+         [[garment]]\nmesh = { file = \"coat.glb\", node = \"Coat\" }\npin = { within = 0.02 }\n\
+         max_distance = 0.05\n",
     )
     .unwrap();
+    let m = c.garments[1].mesh.as_ref().expect("a mesh garment");
+    assert_eq!(m.max_distance, 0.05);
+    assert_eq!(m.pin, drape::garments::mesh::PinRule::Within(0.02));
     assert_eq!(c.clip.as_deref(), Some("stance"));
     assert_eq!(c.method, drape::skin::SkinMethod::Cor);
     assert_eq!(c.sim.substeps, 12);
@@ -182,7 +218,7 @@ fn each_key_reaches_the_configuration() {
     let text =
         "rig clip skinning substeps self_collision model settle blend fps root_motion bones \
                 garment kind spacing clearance length k_structural k_shear k_bend area_density \
-                damping thickness friction";
+                damping thickness friction mesh pin max_distance";
     for (_, key, _) in every_key() {
         if key != "clips" {
             assert!(text.split(' ').any(|k| k == key), "{key} is not tested");

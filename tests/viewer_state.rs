@@ -599,3 +599,42 @@ fn the_viewer_marks_cloth_inside_the_skin_and_gives_the_check_verdict() {
         .iter()
         .any(|(_, m)| m.starts_with("check of 'tpose'")));
 }
+
+#[test]
+fn simulate_as_cloth_turns_a_mesh_of_the_character_into_a_garment_and_back() {
+    // The built-in ninja is one mesh (its whole body); the KayKit Rogue wears a rigid cape.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(path) = [root.join("../shared"), root.join("../../shared")]
+        .into_iter()
+        .map(|d| d.join("rigs/cc0/KayKit_Rogue/Rogue.glb"))
+        .find(|p| p.exists())
+    else {
+        eprintln!("SKIPPED: ../shared/rigs/cc0/KayKit_Rogue/Rogue.glb not found");
+        return;
+    };
+    let rig = drape::asset::load_rig(&path).unwrap();
+    // Without the library's garments (fitting them to the Rogue sweeps its 76 clips).
+    let settings = ViewerSettings {
+        garments: [false; 4],
+        ..Default::default()
+    };
+    let mut v = Viewer::new(rig, "Rogue", settings).expect("viewer");
+    let cape = v
+        .character_meshes()
+        .into_iter()
+        .find(|m| m.contains("Cape"))
+        .expect("the Rogue has a cape");
+    let meshes = v.rig().meshes.len();
+    v.apply(Action::SimulateAsCloth(cape.clone(), true));
+    v.flush();
+    assert!(kinds(&v).contains(&GarmentKind::Mesh), "{:?}", v.messages);
+    assert_eq!(v.rig().meshes.len(), meshes - 1, "the cape left the body");
+    assert!(
+        v.character_meshes().contains(&cape),
+        "still listed, to stop it"
+    );
+    v.apply(Action::SimulateAsCloth(cape, false));
+    v.flush();
+    assert!(!kinds(&v).contains(&GarmentKind::Mesh));
+    assert_eq!(v.rig().meshes.len(), meshes);
+}

@@ -22,6 +22,8 @@ fn garment_color(kind: crate::garments::GarmentKind) -> Vec4 {
         Hakama => [0.16, 0.16, 0.18],
         Sash => [0.62, 0.10, 0.10],
         Headband => [0.85, 0.85, 0.80],
+        // A mesh garment without a material of its own (see `garment_material`).
+        Mesh => [0.5, 0.5, 0.5],
     };
     Vec4::new(c[0], c[1], c[2], 1.0)
 }
@@ -161,7 +163,8 @@ impl SceneRenderer {
         for (mesh, g) in self.garments.iter().zip(&scene.garments) {
             items.push(
                 DrawItem::new(mesh, garment_shading).with_material(ObjectMaterial {
-                    base_color: garment_color(g.kind),
+                    base_color: crate::garments::mesh::material_color(&scene.rig, g.mesh.as_ref())
+                        .unwrap_or_else(|| garment_color(g.kind)),
                     ..Default::default()
                 }),
             );

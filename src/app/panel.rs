@@ -17,6 +17,8 @@ pub struct PanelState {
     pub fabric_garment: usize,
     /// The stats line (written by the window each frame).
     pub stats: String,
+    /// The character mesh picked for "simulate as cloth" (index into its meshes).
+    pub cloth_mesh: usize,
     /// Where settings are saved, for the panel's footer.
     pub settings_path: String,
 }
@@ -287,6 +289,29 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
             });
         }
     });
+    // Any mesh of the character as cloth, pinned at its highest ring (issue 24).
+    let meshes = viewer.character_meshes();
+    if !meshes.is_empty() {
+        let pick = state.cloth_mesh.min(meshes.len() - 1);
+        ui.horizontal(|ui| {
+            egui::ComboBox::from_id_salt("cloth mesh")
+                .selected_text(meshes[pick].as_str())
+                .show_ui(ui, |ui| {
+                    for (i, m) in meshes.iter().enumerate() {
+                        ui.selectable_value(&mut state.cloth_mesh, i, m.as_str());
+                    }
+                });
+            let on = s.cloth_meshes.contains(&meshes[pick]);
+            let label = if on {
+                "stop simulating"
+            } else {
+                "simulate as cloth"
+            };
+            if ui.button(label).clicked() {
+                out.push(Action::SimulateAsCloth(meshes[pick].clone(), !on));
+            }
+        });
+    }
     egui::ComboBox::from_label("fabric preset")
         .selected_text(s.fabric_preset.name())
         .show_ui(ui, |ui| {

@@ -47,6 +47,8 @@ pub enum Action {
     LoadNinja,
     // Garments and the world.
     SetGarment(GarmentKind, bool),
+    /// Simulates the character's mesh of that (full) name as cloth pinned at its top, or stops.
+    SimulateAsCloth(String, bool),
     SetFabricPreset(FabricPreset),
     /// One fabric parameter of one garment, in the parameter's unit ([`FabricParam`]).
     SetFabric(GarmentKind, FabricParam, f32),
@@ -378,6 +380,15 @@ impl Viewer {
         &self.scene.rig
     }
 
+    /// The names of the character's own meshes, including those simulated as cloth.
+    pub fn character_meshes(&self) -> Vec<String> {
+        self.base_rig
+            .meshes
+            .iter()
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
     /// Whether a rebuild is waiting (fabric edits are applied when the slider is let go).
     pub fn rebuild_pending(&self) -> bool {
         self.rebuild_pending
@@ -438,6 +449,13 @@ impl Viewer {
             Action::LoadNinja => self.load(None),
             Action::SetGarment(kind, on) => {
                 s.garments[garment_index(kind)] = on;
+                self.rebuild_pending = true;
+            }
+            Action::SimulateAsCloth(name, on) => {
+                s.cloth_meshes.retain(|n| *n != name);
+                if on {
+                    s.cloth_meshes.push(name);
+                }
                 self.rebuild_pending = true;
             }
             Action::SetFabricPreset(p) => {
@@ -640,8 +658,12 @@ impl Viewer {
             },
         };
         let mut msgs = Vec::new();
-        match build_scene(&rig, &self.settings, &mut msgs) {
+        // Meshes simulated as cloth belong to the character being replaced.
+        let mut fresh = self.settings.clone();
+        fresh.cloth_meshes.clear();
+        match build_scene(&rig, &fresh, &mut msgs) {
             Ok(scene) => {
+                self.settings.cloth_meshes.clear();
                 self.scene = scene;
                 self.base_rig = rig;
                 self.character = name.clone();
@@ -873,6 +895,16 @@ pub fn scene_config(
             }
         })
         .collect();
+    // The character's meshes picked to be simulated as cloth (panel: "simulate as cloth").
+    for name in &s.cloth_meshes {
+        if rig.meshes.iter().any(|m| m.name == *name) {
+            use crate::garments::mesh::{MeshGarmentSpec, MeshSource, PinRule};
+            c.garments.push(GarmentSpec::mesh(MeshGarmentSpec::new(
+                MeshSource::Rig(name.clone()),
+                PinRule::Top,
+            )));
+        }
+    }
     c.sim.substeps = s.substeps;
     c.sim.integrator = s.integrator;
     c.sim.model = s.model;

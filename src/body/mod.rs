@@ -24,4 +24,4 @@ pub use proxies::{
     union_sdf, world_from_bind, BodyError, CapsuleClosest, JointQuality, Proxies, ProxyFrame,
     ProxyOptions, ProxyQuality, QUALITY_TOLERANCE,
 };
-pub use rigid::with_rigid_parts;
+pub use rigid::{mesh_bound_to_skin, with_rigid_parts};

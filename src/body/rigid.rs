@@ -45,6 +45,30 @@ pub fn with_rigid_parts(rig: &Rig, skin: usize) -> Option<Rig> {
     Some(out)
 }
 
+/// Mesh `mesh` of the rig bound to skin `skin` the way [`with_rigid_parts`] binds it (bind-space
+/// positions, joints and weights of that skin): a clone if it already belongs to the skin, the
+/// converted copy for a rigid or other-skin mesh, `None` if it cannot be bound. A mesh simulated
+/// as cloth (`garments::mesh`) pins its vertices with these influences.
+pub fn mesh_bound_to_skin(rig: &Rig, mesh: usize, skin: usize) -> Option<SkinnedMesh> {
+    let s = rig.skins.get(skin)?;
+    let m = rig.meshes.get(mesh)?;
+    if m.skin == Some(skin as u32) {
+        return (m.joints.len() == m.positions.len()).then(|| m.clone());
+    }
+    let rest = rig.skeleton.rest_world();
+    let mut wfb = Vec::new();
+    super::world_from_bind(&rest, s, &mut wfb);
+    let joint_of_node = |n: usize| s.joints.iter().position(|&j| j as usize == n);
+    let converted = match m.skin {
+        None => rigid_to_skin(rig, m, &rest, &wfb, &joint_of_node),
+        Some(other) => other_skin_to_skin(rig, m, other as usize, &rest, &wfb, &joint_of_node),
+    };
+    converted.map(|mut c| {
+        c.skin = Some(skin as u32);
+        c
+    })
+}
+
 /// A rigid mesh bound with weight 1 to the nearest joint of the skin at or above its node.
 fn rigid_to_skin(
     rig: &Rig,

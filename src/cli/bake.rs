@@ -97,6 +97,8 @@ fn garment_color(kind: GarmentKind) -> [f32; 3] {
         GarmentKind::Hakama => [0.16, 0.16, 0.18],
         GarmentKind::Sash => [0.62, 0.10, 0.10],
         GarmentKind::Headband => [0.85, 0.85, 0.80],
+        // A mesh garment uses its own material; this is for one without.
+        GarmentKind::Mesh => [0.5, 0.5, 0.5],
     }
 }
 
@@ -238,7 +240,11 @@ pub fn bake(
                 name: gf.name,
                 indices: gf.triangles.iter().flatten().copied().collect(),
                 uvs: gf.uvs,
-                material: BakedMaterial::Cloth(garment_color(scene.garments[g].kind)),
+                // A mesh garment keeps its own material (and texture, through its UVs).
+                material: match gf.material {
+                    Some(m) => BakedMaterial::Rig(Some(m)),
+                    None => BakedMaterial::Cloth(garment_color(scene.garments[g].kind)),
+                },
                 frames,
                 normals,
             }

@@ -522,7 +522,15 @@ fn render_dressed(
             normals: &g.normals,
             triangles: tris,
             wetness: wet,
-            material: garment_material(garment.kind),
+            material: match crate::garments::mesh::material_color(&scene.rig, garment.mesh.as_ref())
+            {
+                // A mesh garment in its own material's colour (its texture's mean under its UVs).
+                Some(c) => crate::gpu::renderer::ObjectMaterial {
+                    base_color: c,
+                    ..Default::default()
+                },
+                None => garment_material(garment.kind),
+            },
         })
         .collect();
     stage.render_posed(
@@ -584,6 +592,7 @@ fn garment_material(kind: crate::garments::GarmentKind) -> crate::gpu::renderer:
         GarmentKind::Hakama => [0.16, 0.16, 0.18],
         GarmentKind::Sash => [0.62, 0.10, 0.10],
         GarmentKind::Headband => [0.85, 0.85, 0.80],
+        GarmentKind::Mesh => [0.5, 0.5, 0.5],
     };
     crate::gpu::renderer::ObjectMaterial {
         base_color: crate::math::Vec4::new(c[0], c[1], c[2], 1.0),

@@ -39,6 +39,8 @@ pub fn has_bones(skeleton: &Skeleton, kind: GarmentKind) -> bool {
         GarmentKind::Cape => &["Neck", "Spine2", "LeftArm", "RightArm", "Hips"],
         GarmentKind::Hakama | GarmentKind::Sash => &["Hips", "Spine", "LeftFoot", "RightFoot"],
         GarmentKind::Headband => &["Head"],
+        // A modelled mesh is laid out already: only the hips and legs below.
+        GarmentKind::Mesh => &[],
     };
     need.iter().all(|n| map.get(n).is_some())
         && ["LeftUpLeg", "RightUpLeg", "LeftFoot", "RightFoot", "Hips"]

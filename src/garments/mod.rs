@@ -44,6 +44,7 @@ mod cape;
 mod fit;
 mod hakama;
 mod headband;
+pub mod mesh;
 mod pins;
 mod sash;
 mod sheet;
@@ -71,6 +72,8 @@ pub enum GarmentError {
     UnknownNode { bone: String, node: String },
     #[error("building garment '{0}': {1}")]
     Build(String, BuildError),
+    #[error("{0}")]
+    Mesh(String),
 }
 
 /// The garments of the library.
@@ -85,6 +88,9 @@ pub enum GarmentKind {
     Sash,
     /// A hachimaki around the forehead with two tails at the back of the head.
     Headband,
+    /// A modelled mesh simulated as cloth (a mesh of the rig or of a garment file, see
+    /// [`mesh`]); not one of the library's kinds ([`GarmentKind::ALL`]).
+    Mesh,
 }
 
 impl GarmentKind {
@@ -101,6 +107,7 @@ impl GarmentKind {
             GarmentKind::Hakama => "hakama",
             GarmentKind::Sash => "sash",
             GarmentKind::Headband => "headband",
+            GarmentKind::Mesh => "mesh",
         }
     }
 
@@ -139,6 +146,8 @@ impl GarmentKind {
                 thickness: 0.003,
                 friction: 0.6,
             },
+            // A modelled garment: the cape's cloth unless the scene file says otherwise.
+            GarmentKind::Mesh => GarmentKind::Cape.fabric(),
             // Light cotton: the tails flutter.
             GarmentKind::Headband => GarmentParams {
                 k_structural: 40.0,
@@ -159,6 +168,8 @@ impl GarmentKind {
             GarmentKind::Hakama => 0.015,
             GarmentKind::Sash => 0.015,
             GarmentKind::Headband => 0.012,
+            // Unused: a mesh garment's particles are its vertices.
+            GarmentKind::Mesh => 0.015,
         }
     }
 }
@@ -191,6 +202,9 @@ pub struct GarmentSpec {
     /// default 1.
     pub length: f32,
     pub fabric: GarmentParams,
+    /// For [`GarmentKind::Mesh`]: which mesh and how it is pinned (`spacing`, `clearance` and
+    /// `length` do not apply to it). `None` for the library's kinds.
+    pub mesh: Option<mesh::MeshGarmentSpec>,
 }
 
 impl GarmentSpec {
@@ -201,6 +215,15 @@ impl GarmentSpec {
             clearance: 0.006,
             length: 1.0,
             fabric: kind.fabric(),
+            mesh: None,
+        }
+    }
+
+    /// A mesh garment (see [`mesh`]) with the default mesh fabric.
+    pub fn mesh(m: mesh::MeshGarmentSpec) -> Self {
+        Self {
+            mesh: Some(m),
+            ..Self::new(GarmentKind::Mesh)
         }
     }
 
@@ -221,6 +244,24 @@ pub struct BuiltGarment {
     pub uvs: Vec<crate::math::Vec2>,
     /// Bindings of `garment.pinned`, in that order.
     pub pins: PinBinding,
+    /// Partly pinned particles (a mesh garment's pin strengths between 0 and 1).
+    pub soft: mesh::SoftPins,
+    /// A mesh garment's map back onto its modelled mesh.
+    pub mesh: Option<mesh::MeshOutput>,
+}
+
+/// Builds a mesh garment ([`GarmentKind::Mesh`], `spec.mesh` set) from its resolved mesh
+/// ([`mesh::take_meshes`]).
+pub fn build_mesh_garment(
+    body: &BodyAtRest,
+    spec: &GarmentSpec,
+    m: &mesh::GarmentMesh,
+) -> Result<BuiltGarment, GarmentError> {
+    let ms = spec
+        .mesh
+        .as_ref()
+        .ok_or_else(|| GarmentError::Mesh("a mesh garment needs its mesh".into()))?;
+    mesh::build(body, spec, ms, m)
 }
 
 /// Builds one garment against the body.
@@ -235,6 +276,11 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         GarmentKind::Hakama => hakama::shape(body, spec)?,
         GarmentKind::Sash => sash::shape(body, spec)?,
         GarmentKind::Headband => headband::shape(body, spec)?,
+        GarmentKind::Mesh => {
+            return Err(GarmentError::Mesh(
+                "a mesh garment is built from its mesh (build_mesh_garment)".into(),
+            ))
+        }
     };
     let name = spec.kind.name();
     // The pinned list must be sorted and unique for the model.
@@ -272,5 +318,7 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         garment,
         uvs: sheet.uvs,
         pins,
+        soft: mesh::SoftPins::default(),
+        mesh: None,
     })
 }

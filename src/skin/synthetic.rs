@@ -208,6 +208,7 @@ pub fn capsule_chain(spec: &ChainSpec) -> Rig {
             Vec::new()
         },
         indices,
+        pin: Vec::new(),
     };
     Rig {
         source: "synthetic capsule chain".into(),

@@ -132,6 +132,9 @@ pub struct ViewerSettings {
     pub follow: bool,
     /// Help panel shown. Default off.
     pub show_help: bool,
+    /// Meshes of the character simulated as cloth (full mesh names, `garments::mesh`), pinned
+    /// at their highest ring. Not saved; cleared when another character is loaded. Default none.
+    pub cloth_meshes: Vec<String>,
 }
 
 impl Default for ViewerSettings {
@@ -174,6 +177,7 @@ impl Default for ViewerSettings {
             ground: true,
             follow: true,
             show_help: false,
+            cloth_meshes: Vec::new(),
         }
     }
 }

@@ -37,6 +37,7 @@ pub(super) fn check(rig: &Rig) -> Result<(), ExportError> {
         if m.node as usize >= n
             || m.normals.len() != v
             || (!m.uvs.is_empty() && m.uvs.len() != v)
+            || (!m.pin.is_empty() && m.pin.len() != v)
             || (!m.joints.is_empty() && (m.joints.len() != v || m.weights.len() != v))
             || m.indices.iter().any(|&i| i as usize >= v)
             || m.indices.len() % 3 != 0
@@ -86,6 +87,10 @@ fn mesh_primitive(b: &mut Builder, m: &SkinnedMesh) -> Value {
     if !m.uvs.is_empty() {
         let uv: Vec<f32> = m.uvs.iter().flat_map(|u| u.to_array()).collect();
         attributes["TEXCOORD_0"] = json!(b.floats(&uv, 2, "VEC2", Some(ARRAY_BUFFER), false));
+    }
+    if !m.pin.is_empty() {
+        // Painted pin strength (a custom attribute: glTF 2.0 §3.7.2.1 allows `_`-prefixed ones).
+        attributes["_PIN"] = json!(b.floats(&m.pin, 1, "SCALAR", Some(ARRAY_BUFFER), false));
     }
     if !m.joints.is_empty() {
         let joints: Vec<u32> = m.joints.iter().flatten().map(|&j| j as u32).collect();

@@ -128,6 +128,12 @@ pub(super) fn build_meshes(
             let w0_acc = locate(cx, Semantic::Weights(0), "WEIGHTS_0")?;
             let j1_acc = locate(cx, Semantic::Joints(1), "JOINTS_1")?;
             let w1_acc = locate(cx, Semantic::Weights(1), "WEIGHTS_1")?;
+            // Painted pin strength for cloth: the custom `_PIN` attribute, else COLOR_0's red.
+            let pin_acc = locate(cx, Semantic::Extras("PIN".into()), "_PIN")?;
+            let color_acc = match pin_acc {
+                Some(_) => None,
+                None => locate(cx, Semantic::Colors(0), "COLOR_0")?,
+            };
             let idx_acc = match p.indices {
                 Some(i) => {
                     let acc = data.accessor(cx, root, i.value(), &role("indices"))?;
@@ -215,6 +221,7 @@ pub(super) fn build_meshes(
                 None => Vec::new(),
             };
 
+            let pin = read_pin(cx, pin_acc.as_ref(), color_acc.as_ref(), &here)?;
             let mut m = SkinnedMesh {
                 name,
                 node: node_of[ni],
@@ -225,6 +232,7 @@ pub(super) fn build_meshes(
                 uvs,
                 tangents,
                 indices,
+                pin,
                 ..Default::default()
             };
             match (skin, &j0_acc, &w0_acc) {
@@ -267,6 +275,38 @@ pub(super) fn build_meshes(
         }
     }
     Ok(out)
+}
+
+/// Pin strength per vertex from `_PIN` (SCALAR, float or normalized integer) or, failing that,
+/// the red channel of `COLOR_0` (VEC3 or VEC4, float or normalized integer, glTF 2.0 §3.7.2.1);
+/// clamped to 0 … 1. Empty when the primitive has neither.
+fn read_pin(
+    cx: &mut Ctx,
+    pin: Option<&AccessorDesc>,
+    color: Option<&AccessorDesc>,
+    here: &str,
+) -> Result<Vec<f32>, AssetError> {
+    let values: Vec<f32> = match (pin, color) {
+        (Some(acc), _) => read_f32::<1>(cx, acc, &format!("_PIN of {here}"))?
+            .into_iter()
+            .map(|[v]| v)
+            .collect(),
+        (None, Some(acc)) if acc.shape.components() == 4 => {
+            read_f32::<4>(cx, acc, &format!("COLOR_0 of {here}"))?
+                .into_iter()
+                .map(|c| c[0])
+                .collect()
+        }
+        (None, Some(acc)) => read_f32::<3>(cx, acc, &format!("COLOR_0 of {here}"))?
+            .into_iter()
+            .map(|c| c[0])
+            .collect(),
+        (None, None) => return Ok(Vec::new()),
+    };
+    if let Some(v) = values.iter().position(|p| !p.is_finite()) {
+        return Err(cx.err(format!("pin weight of {here} vertex {v} is not finite")));
+    }
+    Ok(values.into_iter().map(|v| v.clamp(0.0, 1.0)).collect())
 }
 
 /// Joint numbers and weights of one JOINTS_n/WEIGHTS_n set.
