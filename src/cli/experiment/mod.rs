@@ -77,7 +77,7 @@ pub const EXPERIMENTS: [&str; 6] = [
     "wet-fig9",
 ];
 
-/// Writes `value` as NAME.json, with the cloth model it ran under as its first field.
+/// Writes `value` as NAME.json, with the cloth model it ran under added as field `model`.
 fn write_json(
     dir: &Path,
     name: &str,
