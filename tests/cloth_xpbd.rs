@@ -364,3 +364,73 @@ fn scene_files_and_options_pick_the_model() {
     assert_eq!("XPBD".parse(), Ok(ClothModelKind::Xpbd));
     assert_eq!(SimParams::default().model, ClothModelKind::MassSpring);
 }
+
+/// A small sheet lying on a plane through the origin tilted by `deg` degrees about Z (its normal
+/// (−sin θ, cos θ, 0)), one thickness above it, run for `seconds` without air damping under the
+/// cloth model `kind`; returns how far its centre of mass slid down the slope, m.
+fn slide_on_incline(kind: ClothModelKind, deg: f32, seconds: f32) -> f32 {
+    let g = GarmentParams::default();
+    let t = g.thickness;
+    let model = sheet(8, t, &g, vec![]);
+    let mut state = ClothState::new(&model);
+    let (s, c) = deg.to_radians().sin_cos();
+    let tilt = |p: Vec3A| Vec3A::new(p.x * c - p.y * s, p.x * s + p.y * c, p.z);
+    for i in 0..model.len() {
+        state.x[i] = tilt(state.x[i]);
+        state.x_prev[i] = state.x[i];
+    }
+    let plane = [Collider::fixed(Shape::plane(
+        Vec3::ZERO,
+        Vec3::new(-s, c, 0.0),
+    ))];
+    let p = SimParams {
+        model: kind,
+        verlet_damping: 0.0,
+        ..SimParams::default()
+    };
+    let down = Vec3::new(-c, -s, 0.0);
+    let start = state.centre_of_mass();
+    run(
+        &model,
+        &mut state,
+        &plane,
+        &p,
+        (seconds * 60.0).round() as u32,
+    );
+    assert!(state.x.iter().all(|x| x.is_finite()));
+    let pen = max_penetration(&model, &state.x, &plane);
+    assert!(pen < 1e-4, "{kind} at {deg}°: {pen} m into the plane");
+    (state.centre_of_mass() - start).dot(down)
+}
+
+/// Coulomb friction in position form (PHYSICS.md §2 and §7; Macklin et al. 2014, "Unified
+/// Particle Physics", §6.1), the shared collide stage's for both models: over a substep, the
+/// displacement d_T along the surface relative to the collider is cancelled when |d_T| < μ d
+/// (d the penetration depth the push-out removed), else shortened by μ d. On a plane tilted by θ
+/// a resting particle gains d_T = g sin θ Δt² and d = g cos θ Δt² per substep, so the cloth
+/// sticks below the friction angle (tan θ < μ) and slides above it with acceleration
+/// g (sin θ − μ cos θ), exactly Coulomb's. The fabric's μ = 0.5: friction angle 26.6°.
+#[test]
+fn position_friction_sticks_below_the_friction_angle_and_slides_above() {
+    let mu = GarmentParams::default().friction;
+    assert_eq!(mu, 0.5);
+    for kind in ClothModelKind::ALL {
+        // Below: 20° and 26° (tan = 0.36, 0.49 < μ).
+        for deg in [20.0, 26.0] {
+            let d = slide_on_incline(kind, deg, 1.0);
+            eprintln!("{kind}: {deg}° slid {d} m in 1 s");
+            assert!(d.abs() < 1e-3, "{kind} at {deg}°: slid {d} m");
+        }
+        // Above: ½ g (sin θ − μ cos θ) t² after t = 1 s.
+        for deg in [30.0f32, 45.0] {
+            let (s, c) = deg.to_radians().sin_cos();
+            let want = 0.5 * 9.8 * (s - mu * c);
+            let d = slide_on_incline(kind, deg, 1.0);
+            eprintln!("{kind}: {deg}° slid {d} m in 1 s (Coulomb: {want} m)");
+            assert!(
+                (d - want).abs() < 0.05 * want,
+                "{kind} at {deg}°: slid {d} m, not {want}"
+            );
+        }
+    }
+}

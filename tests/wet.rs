@@ -20,8 +20,18 @@ fn small(n: u32, y: f32) -> ClothModel {
 
 #[test]
 fn fig7_wet_cloth_is_heavier_and_sags_lower() {
-    let (r, _, _) = fig7(30, 2.0, false);
-    eprintln!("{r:?}");
+    fig7_wet_cloth_is_heavier_and_sags_lower_under(ClothModelKind::MassSpring);
+}
+
+/// The same under the XPBD model (issue 20, point 5).
+#[test]
+fn xpbd_fig7_wet_cloth_is_heavier_and_sags_lower() {
+    fig7_wet_cloth_is_heavier_and_sags_lower_under(ClothModelKind::Xpbd);
+}
+
+fn fig7_wet_cloth_is_heavier_and_sags_lower_under(model: ClothModelKind) {
+    let (r, _, _) = fig7(30, 2.0, false, model);
+    eprintln!("{model}: {r:?}");
     assert!(r.dry.finite && r.wet.finite && r.wet_mass_only.finite);
     // N × m_dry × (1 + B) at saturation; the dry cloth is N × 0.1 g.
     assert!((r.wet.mass_g - r.expected_wet_mass_g).abs() < 1e-3 * r.expected_wet_mass_g);
@@ -41,8 +51,18 @@ fn fig7_wet_cloth_is_heavier_and_sags_lower() {
 
 #[test]
 fn fig7b_turning_balls_drag_the_wet_cloth_into_more_wrinkles() {
-    let (r, _, _) = fig7b(24, 1.0, 1.0, 1.2);
-    eprintln!("{r:?}");
+    fig7b_turning_balls_drag_the_wet_cloth_into_more_wrinkles_under(ClothModelKind::MassSpring);
+}
+
+/// The same under the XPBD model (issue 20, point 5).
+#[test]
+fn xpbd_fig7b_turning_balls_drag_the_wet_cloth_into_more_wrinkles() {
+    fig7b_turning_balls_drag_the_wet_cloth_into_more_wrinkles_under(ClothModelKind::Xpbd);
+}
+
+fn fig7b_turning_balls_drag_the_wet_cloth_into_more_wrinkles_under(model: ClothModelKind) {
+    let (r, _, _) = fig7b(24, 1.0, 1.0, 1.2, model);
+    eprintln!("{model}: {r:?}");
     assert!(r.dry.finite && r.wet.finite);
     // The balls really turned the cloths.
     assert!(
@@ -57,8 +77,18 @@ fn fig7b_turning_balls_drag_the_wet_cloth_into_more_wrinkles() {
 
 #[test]
 fn fig8_wet_centre_rises_less() {
-    let (r, _, _) = fig8(20, 0.3, 0.3, 1.0);
-    eprintln!("{r:?}");
+    fig8_wet_centre_rises_less_under(ClothModelKind::MassSpring);
+}
+
+/// The same under the XPBD model (issue 20, point 5).
+#[test]
+fn xpbd_fig8_wet_centre_rises_less() {
+    fig8_wet_centre_rises_less_under(ClothModelKind::Xpbd);
+}
+
+fn fig8_wet_centre_rises_less_under(model: ClothModelKind) {
+    let (r, _, _) = fig8(20, 0.3, 0.3, 1.0, model);
+    eprintln!("{model}: {r:?}");
     assert!(r.finite);
     assert!(r.dry_rise > 0.02, "{r:?}");
     assert!(r.wet_rise < 0.7 * r.dry_rise, "{r:?}");
@@ -66,8 +96,18 @@ fn fig8_wet_centre_rises_less() {
 
 #[test]
 fn fig9_self_adhesion_keeps_folds_together() {
-    let (r, _, _) = fig9(24, 12, 1.5);
-    eprintln!("{r:?}");
+    fig9_self_adhesion_keeps_folds_together_under(ClothModelKind::MassSpring);
+}
+
+/// The same under the XPBD model (issue 20, point 5).
+#[test]
+fn xpbd_fig9_self_adhesion_keeps_folds_together() {
+    fig9_self_adhesion_keeps_folds_together_under(ClothModelKind::Xpbd);
+}
+
+fn fig9_self_adhesion_keeps_folds_together_under(model: ClothModelKind) {
+    let (r, _, _) = fig9(24, 12, 1.5, model);
+    eprintln!("{model}: {r:?}");
     assert!(r.finite);
     assert!(r.contact_start > 0.95);
     assert!(r.contact_with > r.contact_without + 0.3, "{r:?}");
@@ -75,8 +115,22 @@ fn fig9_self_adhesion_keeps_folds_together() {
 
 #[test]
 fn fig5_per_vertex_keeps_the_floor_wrinkles_area_based_glues_them_flat() {
-    let (r, _, _) = fig5(30, 2.0, false);
-    eprintln!("{r:?}");
+    fig5_per_vertex_keeps_the_floor_wrinkles_area_based_glues_them_flat_under(
+        ClothModelKind::MassSpring,
+    );
+}
+
+/// The same under the XPBD model (issue 20, point 5).
+#[test]
+fn xpbd_fig5_per_vertex_keeps_the_floor_wrinkles_area_based_glues_them_flat() {
+    fig5_per_vertex_keeps_the_floor_wrinkles_area_based_glues_them_flat_under(ClothModelKind::Xpbd);
+}
+
+fn fig5_per_vertex_keeps_the_floor_wrinkles_area_based_glues_them_flat_under(
+    model: ClothModelKind,
+) {
+    let (r, _, _) = fig5(30, 2.0, false, model);
+    eprintln!("{model}: {r:?}");
     assert!(r.finite);
     let (v, a) = (&r.per_vertex, &r.area_based);
     assert!(v.particles > 50 && a.particles > 50, "{r:?}");
@@ -87,9 +141,19 @@ fn fig5_per_vertex_keeps_the_floor_wrinkles_area_based_glues_them_flat() {
 
 #[test]
 fn fig6_on_the_ninja_dry_returns_wet_stays_on_the_body() {
+    fig6_on_the_ninja_dry_returns_wet_stays_on_the_body_under(ClothModelKind::MassSpring);
+}
+
+/// The same under the XPBD model (issue 20, point 5).
+#[test]
+fn xpbd_fig6_on_the_ninja_dry_returns_wet_stays_on_the_body() {
+    fig6_on_the_ninja_dry_returns_wet_stays_on_the_body_under(ClothModelKind::Xpbd);
+}
+
+fn fig6_on_the_ninja_dry_returns_wet_stays_on_the_body_under(model: ClothModelKind) {
     // The cape at twice the default spacing, to keep the dev-profile run short.
-    let (r, _, _) = fig6(2.0, 1.0, 1.0, 2.0, FIG6_WIND).unwrap();
-    eprintln!("{r:?}");
+    let (r, _, _) = fig6(2.0, 1.0, 1.0, 2.0, FIG6_WIND, model).unwrap();
+    eprintln!("{model}: {r:?}");
     assert!(r.dry.finite && r.wet.finite);
     // The wind really blew the dry cape away; the heavier wet one less far.
     assert!(r.dry.rms_wind > 0.1, "{r:?}");
@@ -281,19 +345,28 @@ fn adhesion_at_its_cap_is_stable_at_any_substep_count() {
 
 #[test]
 fn dry_cloth_is_stepped_exactly_as_without_the_wet_stage() {
-    let run = |mode: AdhesionMode| {
+    let run = |mode: AdhesionMode, kind: ClothModelKind| {
         let model = small(8, 0.1);
         let mut s = ClothState::new(&model);
         let mut ws = ClothWorkspace::new(&model);
         let colliders = [Collider::fixed(Shape::plane(Vec3::ZERO, Vec3::Y))];
-        let mut params = SimParams::default();
+        let mut params = SimParams {
+            model: kind,
+            ..SimParams::default()
+        };
         params.wet.adhesion = mode;
         for _ in 0..30 {
             step_frame(&model, &mut s, &mut ws, &colliders, &params);
         }
         s.x
     };
-    assert_eq!(run(AdhesionMode::PerVertex), run(AdhesionMode::Off));
+    for kind in ClothModelKind::ALL {
+        assert_eq!(
+            run(AdhesionMode::PerVertex, kind),
+            run(AdhesionMode::Off, kind),
+            "{kind}"
+        );
+    }
 }
 
 #[test]
@@ -308,6 +381,7 @@ fn experiment_refuses_to_overwrite_without_force() {
         out: dir.clone(),
         n: Some(8),
         force,
+        model: ClothModelKind::MassSpring,
     };
     let e = run(args("wet-fig8", false)).unwrap_err().to_string();
     assert!(e.contains("--force") && e.contains("wet-fig8.png"), "{e}");

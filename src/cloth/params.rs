@@ -197,7 +197,10 @@ pub struct SimParams {
     pub verlet_damping: f32,
     /// Provot's deformation limit τ_c: structural and shear springs are not allowed to stretch
     /// past (1 + τ_c) of their rest length. Dimensionless, range 0.01 … 1, or `None` to disable.
-    /// Default `Some(0.1)` (Provot 1995's 10 %).
+    /// Default `Some(0.1)` (Provot 1995's 10 %). The XPBD model holds the same limit as a hard
+    /// unilateral constraint (zero compliance) in its Gauss–Seidel pass, with
+    /// `provot_iterations` … `provot_max_iterations` passes and `provot_tolerance` as here
+    /// (`cloth::xpbd::constrain`).
     pub provot_limit: Option<f32>,
     /// Gauss–Seidel passes of the deformation constraint per substep (and per contact round),
     /// at least. Range 0 … 50. Default 1.
@@ -226,7 +229,8 @@ pub struct SimParams {
     /// the dressed character ([`crate::scene::SceneConfig`]) uses 3, which keeps cloth draped
     /// over a fast limb within Provot's limit — see `cloth::mass_spring::step`'s `contact_rounds`. A round
     /// re-projects only the particles the limit moved, without friction, so wet cloth gets them
-    /// too.
+    /// too. The XPBD model runs the same rounds with its strain limit
+    /// (`cloth::xpbd::constrain::contact_rounds`).
     pub contact_rounds: u32,
     /// Self- and garment–garment collision on/off. Default false.
     pub self_collision: bool,

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::setup::{paper_fabric, paper_params, square, Sim, PAPER_SPACING};
 use crate::cloth::build;
 use crate::cloth::collide::{Collider, Shape};
+use crate::cloth::params::ClothModelKind;
 use crate::cloth::wet::{AdhesionMode, Fabric};
 use crate::math::{Vec3, Vec3A};
 
@@ -82,7 +83,7 @@ fn floor_patch(s: &Sim, ball: Vec3, r: f32) -> Fig5Patch {
 /// area-based force, which acts on every vertex over the contact region
 /// ([`crate::cloth::wet::WetParams::area_region`]), pulls them down. `dry` adds the dry
 /// cloth's patch. Returns the area-based and per-vertex sims (in that order) for pictures.
-pub fn fig5(n: u32, seconds: f32, dry: bool) -> (Fig5, Sim, Sim) {
+pub fn fig5(n: u32, seconds: f32, dry: bool, model: ClothModelKind) -> (Fig5, Sim, Sim) {
     let w = (n - 1) as f32 * PAPER_SPACING;
     let r = 0.2 * w;
     let ball = Vec3::new(0.0, r, 0.0);
@@ -99,7 +100,7 @@ pub fn fig5(n: u32, seconds: f32, dry: bool) -> (Fig5, Sim, Sim) {
                 Collider::fixed(Shape::sphere(ball, r)),
                 Collider::fixed(Shape::plane(Vec3::ZERO, Vec3::Y)),
             ],
-            paper_params(mode, 2.0, false),
+            paper_params(mode, 2.0, false, model),
         );
         if wet_on {
             s.soak(&Fabric::COTTON);

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::body::union_sdf;
 use crate::cli::CliError;
-use crate::cloth::params::Wind;
+use crate::cloth::params::{ClothModelKind, Wind};
 use crate::cloth::wet::{self, AdhesionMode, Fabric, Region};
 use crate::garments::{GarmentKind, GarmentSpec};
 use crate::math::Vec3;
@@ -51,6 +51,7 @@ pub fn fig6(
     wind: f32,
     after: f32,
     wind_v: Vec3,
+    model: ClothModelKind,
 ) -> Result<(Fig6, Scene, Scene), CliError> {
     let rig =
         crate::scene::load_rig_named("ninja", None).map_err(|e| CliError::new(e.to_string()))?;
@@ -65,6 +66,7 @@ pub fn fig6(
         };
         cfg.sim.wet.adhesion = AdhesionMode::PerVertex;
         cfg.sim.wet.scale = 3.0;
+        cfg.sim.model = model;
         let mut sc = Scene::new(rig.clone(), cfg).map_err(|e| CliError::new(e.to_string()))?;
         if wet_on {
             wet::saturate(&sc.model, &mut sc.state, &Fabric::COTTON, Region::All);

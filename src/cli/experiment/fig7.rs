@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::setup::{paper_fabric, paper_params, square, Sim, PAPER_SPACING};
 use crate::cloth::build;
 use crate::cloth::collide::{Collider, Shape};
+use crate::cloth::params::ClothModelKind;
 use crate::cloth::wet::{self, AdhesionMode, Fabric};
 use crate::math::{Vec3, Vec3A};
 
@@ -45,7 +46,7 @@ pub struct Fig7 {
 /// cotton (adhesion scale 1.5); after `seconds` the wet one hangs lower: the water's weight
 /// stretches the skirt that hangs from the ball. `soft` adds the soft-fabric pair (see
 /// [`Fig7::soft_fabric`]). Returns the dry and wet sims for pictures.
-pub fn fig7(n: u32, seconds: f32, soft: bool) -> (Fig7, Sim, Sim) {
+pub fn fig7(n: u32, seconds: f32, soft: bool, model: ClothModelKind) -> (Fig7, Sim, Sim) {
     let w = (n - 1) as f32 * PAPER_SPACING;
     let r = 0.2 * w;
     let ball = Vec3::new(0.0, 1.0, 0.0);
@@ -61,7 +62,7 @@ pub fn fig7(n: u32, seconds: f32, soft: bool) -> (Fig7, Sim, Sim) {
         let mut s = Sim::new(
             g,
             vec![Collider::fixed(Shape::sphere(ball, r))],
-            paper_params(adhesion, 1.5, false),
+            paper_params(adhesion, 1.5, false, model),
         );
         if wet {
             s.soak(&Fabric::COTTON);
@@ -152,7 +153,13 @@ fn wrinkle_measure(s: &Sim) -> f32 {
 /// n = 50, dry 0.048 → 0.065, wet 0.075 → 0.088. So at the paper's resolution the turn
 /// itself adds relatively more wrinkles to the dry cloth; the wet one's lead comes from
 /// keeping the folds it landed with.
-pub fn fig7b(n: u32, settle: f32, turn: f32, turn_rate: f32) -> (Fig7b, Sim, Sim) {
+pub fn fig7b(
+    n: u32,
+    settle: f32,
+    turn: f32,
+    turn_rate: f32,
+    model: ClothModelKind,
+) -> (Fig7b, Sim, Sim) {
     let w = (n - 1) as f32 * PAPER_SPACING;
     let (r, d) = (0.15 * w, 0.2 * w);
     let y = 1.0;
@@ -175,7 +182,7 @@ pub fn fig7b(n: u32, settle: f32, turn: f32, turn_rate: f32) -> (Fig7b, Sim, Sim
         let mut s = Sim::new(
             g,
             balls(0.0).iter().map(|&b| Collider::fixed(b)).collect(),
-            paper_params(AdhesionMode::PerVertex, 1.5, false),
+            paper_params(AdhesionMode::PerVertex, 1.5, false, model),
         );
         if wet_on {
             s.soak(&Fabric::COTTON);

@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::setup::{paper_fabric, paper_params, square, Sim, PAPER_SPACING};
 use crate::cloth::build;
 use crate::cloth::collide::{Collider, Shape};
+use crate::cloth::params::ClothModelKind;
 use crate::cloth::wet::{AdhesionMode, Fabric};
 use crate::math::{Vec3, Vec3A};
 
@@ -21,14 +22,20 @@ pub struct Fig8 {
 /// Fig 8: an `n × n` cloth lying on the floor; the same upward force `force` (N) on its centre
 /// 3×3 patch for `push` seconds (applied as the equivalent velocity change each frame); the
 /// largest rise of the centre over `seconds`. Dry versus saturated cotton (scale 1).
-pub fn fig8(n: u32, force: f32, push: f32, seconds: f32) -> (Fig8, Sim, Sim) {
+pub fn fig8(
+    n: u32,
+    force: f32,
+    push: f32,
+    seconds: f32,
+    model: ClothModelKind,
+) -> (Fig8, Sim, Sim) {
     let run = |wet_on: bool| {
         let p = paper_fabric(n, n, PAPER_SPACING);
         let g = build::grid("cloth", &square(n, Vec3::Y * p.thickness), &p).expect("valid grid");
         let mut s = Sim::new(
             g,
             vec![Collider::fixed(Shape::plane(Vec3::ZERO, Vec3::Y))],
-            paper_params(AdhesionMode::PerVertex, 1.0, false),
+            paper_params(AdhesionMode::PerVertex, 1.0, false, model),
         );
         if wet_on {
             s.soak(&Fabric::COTTON);

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::setup::{paper_fabric, paper_params, Sim, PAPER_SPACING};
 use crate::cloth::build::{self, GridSpec, Orientation};
 use crate::cloth::collide::{Collider, Shape};
+use crate::cloth::params::ClothModelKind;
 use crate::cloth::wet::{AdhesionMode, Fabric};
 use crate::math::{Vec3, Vec3A};
 
@@ -25,7 +26,7 @@ pub struct Fig9 {
 /// hangs upside down on the other. After `seconds`: the fraction of the folded vertex pairs
 /// (column c and its mirror nx − 1 − c) still within 2·thickness + h_max + 1 mm, with and
 /// without self-adhesion.
-pub fn fig9(nx: u32, ny: u32, seconds: f32) -> (Fig9, Sim, Sim) {
+pub fn fig9(nx: u32, ny: u32, seconds: f32, model: ClothModelKind) -> (Fig9, Sim, Sim) {
     let half = nx / 2;
     let h = PAPER_SPACING;
     let p = paper_fabric(nx, ny, h);
@@ -57,7 +58,7 @@ pub fn fig9(nx: u32, ny: u32, seconds: f32) -> (Fig9, Sim, Sim) {
             jitter: 0.0,
         };
         let g = build::grid("cloth", &spec, &p).expect("valid grid");
-        let mut params = paper_params(AdhesionMode::PerVertex, 1.0, true);
+        let mut params = paper_params(AdhesionMode::PerVertex, 1.0, true, model);
         params.wet.self_adhesion = self_adhesion;
         let mut s = Sim::new(
             g,

@@ -37,6 +37,7 @@ use clap::Args as ClapArgs;
 use serde::Serialize;
 
 use super::CliError;
+use crate::cloth::params::ClothModelKind;
 use picture::picture;
 
 pub use fig5::{fig5, Fig5, Fig5Patch};
@@ -61,6 +62,9 @@ pub struct Args {
     /// Overwrite NAME.json / NAME.png if they exist in --out.
     #[arg(long)]
     pub force: bool,
+    /// Cloth model: mass_spring (PHYSICS.md §1) or xpbd (§7). NAME.json records it.
+    #[arg(long, default_value_t = ClothModelKind::MassSpring)]
+    pub model: ClothModelKind,
 }
 
 /// Names accepted by [`run`].
@@ -73,8 +77,23 @@ pub const EXPERIMENTS: [&str; 6] = [
     "wet-fig9",
 ];
 
-fn write_json(dir: &Path, name: &str, value: &impl Serialize) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| CliError::new(e.to_string()))?;
+/// Writes `value` as NAME.json, with the cloth model it ran under added as field `model`.
+fn write_json(
+    dir: &Path,
+    name: &str,
+    model: ClothModelKind,
+    value: &impl Serialize,
+) -> Result<(), CliError> {
+    let e = |e: serde_json::Error| CliError::new(e.to_string());
+    let mut out = serde_json::Map::new();
+    out.insert("model".into(), model.name().into());
+    match serde_json::to_value(value).map_err(e)? {
+        serde_json::Value::Object(fields) => out.extend(fields),
+        other => {
+            out.insert("result".into(), other);
+        }
+    }
+    let text = serde_json::to_string_pretty(&out).map_err(e)?;
     println!("{text}");
     crate::output::write_atomic(&dir.join(format!("{name}.json")), text.as_bytes())
         .map_err(|e| CliError::new(format!("{name}.json: {e}")))
@@ -103,6 +122,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let dir = args.out.as_path();
     let name = args.name.as_str();
+    let model = args.model;
     // Refuse before simulating, not after minutes of work.
     if !args.force {
         if let Some(p) = outputs(dir, name).iter().find(|p| p.exists()) {
@@ -117,36 +137,36 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let _ticker = super::progress::Ticker::start(name);
     match name {
         "wet-fig5" => {
-            let (r, a, v) = fig5(args.n.unwrap_or(60), 2.5, true);
-            write_json(dir, name, &r)?;
+            let (r, a, v) = fig5(args.n.unwrap_or(60), 2.5, true, model);
+            write_json(dir, name, model, &r)?;
             picture(dir, name, (&a).into(), (&v).into())
         }
         "wet-fig6" => {
             // --n is the cape's resolution relative to the default spacing: 100 = default.
             let factor = args.n.map(|n| 100.0 / n as f32).unwrap_or(1.0);
-            let (r, d, w) = fig6(factor, 1.5, 1.5, 2.5, FIG6_WIND)?;
-            write_json(dir, name, &r)?;
+            let (r, d, w) = fig6(factor, 1.5, 1.5, 2.5, FIG6_WIND, model)?;
+            write_json(dir, name, model, &r)?;
             picture(dir, name, (&d).into(), (&w).into())
         }
         "wet-fig7" => {
-            let (r, d, w) = fig7(args.n.unwrap_or(50), 2.0, true);
-            write_json(dir, name, &r)?;
+            let (r, d, w) = fig7(args.n.unwrap_or(50), 2.0, true, model);
+            write_json(dir, name, model, &r)?;
             picture(dir, name, (&d).into(), (&w).into())
         }
         "wet-fig7b" => {
-            let (r, d, w) = fig7b(args.n.unwrap_or(50), 1.5, 1.5, 1.0);
-            write_json(dir, name, &r)?;
+            let (r, d, w) = fig7b(args.n.unwrap_or(50), 1.5, 1.5, 1.0, model);
+            write_json(dir, name, model, &r)?;
             picture(dir, name, (&d).into(), (&w).into())
         }
         "wet-fig8" => {
-            let (r, d, w) = fig8(args.n.unwrap_or(40), 0.3, 0.3, 1.0);
-            write_json(dir, name, &r)?;
+            let (r, d, w) = fig8(args.n.unwrap_or(40), 0.3, 0.3, 1.0, model);
+            write_json(dir, name, model, &r)?;
             picture(dir, name, (&d).into(), (&w).into())
         }
         _ => {
             let nx = args.n.unwrap_or(40);
-            let (r, d, w) = fig9(nx, (nx / 2).max(2), 2.0);
-            write_json(dir, name, &r)?;
+            let (r, d, w) = fig9(nx, (nx / 2).max(2), 2.0, model);
+            write_json(dir, name, model, &r)?;
             picture(dir, name, (&d).into(), (&w).into())
         }
     }

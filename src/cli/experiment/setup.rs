@@ -4,7 +4,7 @@
 use crate::cloth::build::GridSpec;
 use crate::cloth::collide::Collider;
 use crate::cloth::model::{ClothModel, Garment};
-use crate::cloth::params::{GarmentParams, SimParams};
+use crate::cloth::params::{ClothModelKind, GarmentParams, SimParams};
 use crate::cloth::state::ClothState;
 use crate::cloth::wet::{self, AdhesionMode, Fabric, Region};
 use crate::cloth::{step_frame, ClothWorkspace};
@@ -86,10 +86,18 @@ impl Sim {
     }
 }
 
-pub(super) fn paper_params(adhesion: AdhesionMode, scale: f32, self_collision: bool) -> SimParams {
+/// The experiments' world: 32 substeps, the cloth model `model`, the wet stage's adhesion mode
+/// and scale.
+pub(super) fn paper_params(
+    adhesion: AdhesionMode,
+    scale: f32,
+    self_collision: bool,
+    model: ClothModelKind,
+) -> SimParams {
     let mut p = SimParams {
         substeps: 32,
         self_collision,
+        model,
         ..SimParams::default()
     };
     p.wet.adhesion = adhesion;

@@ -6,22 +6,28 @@
 //!
 //! ```text
 //! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
-//!   → damp
+//!   → [tethers + strain limit → reproject] × SimParams::contact_rounds → last word → damp
 //! ```
 //!
 //! - `forces` + `adhere`: the external forces (wind; the wet forces of §5) into `ws.f`;
 //! - `integrate`: `v ← v + Δt (g + f/m)`, `x_prev ← x`, `x ← x + Δt v`;
 //! - `pins`: pinned particles (inverse mass 0) on their interpolated targets;
 //! - `constrain`: λ ← 0, then every stretch, shear and bending constraint projected once
-//!   (coloured Gauss–Seidel, compliance α = 1/k), then the tethers;
+//!   (coloured Gauss–Seidel, compliance α = 1/k), each structural and shear one also held to
+//!   its strain limit `(1 + τ) l0` (α = 0, τ = `SimParams::provot_limit`), then the tethers,
+//!   then more strain-limit passes if `SimParams::provot_max_iterations` asks for them;
 //! - `self_collide`: particle pairs of one or several garments pushed to their contact distance;
 //! - `collide`: particles pushed out of the colliders to their thickness, position-level Coulomb
 //!   friction against the collider's motion, then `v ← (x − x_prev)/Δt`;
+//! - `contact_rounds` (in `constrain.rs`): the tethers and the strain limit again and the
+//!   particles they moved pushed back out, `SimParams::contact_rounds` times (the dressed
+//!   character: 3), then a last strain-limit pass bounded to half the collision margin;
 //! - `damp`: `v ← (1 − d) v`.
 //!
 //! Contacts run after the constraints so that no particle ends a substep inside a collider; the
-//! stretch they leave is taken up by the next substep's projection. No stability clamp and no
-//! deformation-limit pass: the stiffness enters as a compliance, not a time-step limit.
+//! stretch they leave is taken up by the contact rounds, or else by the next substep's
+//! projection. No stability clamp: the stiffness enters as a compliance, not a time-step limit.
+//! The strain limit is a constraint of its own (zero compliance, unilateral), not a clamp of k.
 
 use crate::cloth::collide::Collider;
 use crate::cloth::model::ClothModel;
@@ -34,7 +40,7 @@ use crate::cloth::stages::wet::adhere;
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
 
-use super::constrain::constrain;
+use super::constrain::{constrain, contact_rounds};
 use super::forces::forces;
 use super::integrate::{damp, integrate};
 
@@ -88,6 +94,7 @@ pub fn substep_timed(
     }
     lap(5);
     collide(model, state, ws, params, dt);
+    contact_rounds(model, state, ws, params, dt);
     damp(state, params);
     lap(6);
 }
