@@ -1101,14 +1101,16 @@ fn a_sparse_low_poly_tube_is_wrapped() {
     };
     let q = quality_at_bind(&rig, 0, &Proxies::fit(&rig, 0, &grown).unwrap());
     assert!(q.within > 0.99 && q.coverage > 0.99, "{q}");
-    // The bound phase (on by default) reaches the bottom rim too: no skin stands out of the
-    // proxies by more than its allowance (1.5 mm).
+    // The bound phase with the max (share 1) and room to grow reaches the bottom rim too: no
+    // skin stands out of the proxies by more than its allowance (3 mm).
     let bounded = ProxyOptions {
         min_vertices: 4,
+        bound_share: 1.0,
+        bound_max_growth: 0.05,
         ..Default::default()
     };
     let q = quality_at_bind(&rig, 0, &Proxies::fit(&rig, 0, &bounded).unwrap());
-    assert!(q.within > 0.99 && q.max_outside < 0.002, "{q}");
+    assert!(q.within > 0.99 && q.max_outside < 0.0035, "{q}");
     // The flat top ring is one slice: all of the second bone's spheres at one height.
     let ys: Vec<f32> = (0..px.sphere_count())
         .filter(|&i| px.joint[i] == 1)
@@ -1303,15 +1305,15 @@ fn ninja_proxies_meet_the_quality_target() {
     assert!(q.spheres < 260, "{q}");
     // The bound phase (issue 19: cloth resting on the proxies must rest outside the skin as
     // drawn) trades part of that closeness for covering the skin: skin standing out of the
-    // proxies by more than 3 mm falls from 6.5 % of the surface to 0.2 %, the mean gap and the
-    // share within 1.5 cm pay for it (proxy surface deeper than 1.5 cm under the skin's
-    // surface where one side stands out: a calf, a cuff).
+    // proxies by more than 5 mm falls from 3.7 % of the surface to 0.5 % (> 1 cm: 2.5 % to
+    // 0), the share within 1.5 cm pays for it (proxy surface deeper than 1.5 cm under the
+    // skin's surface where one side stands out: a calf, a cuff).
     let px = Proxies::fit(&rig, 0, &ProxyOptions::default()).unwrap();
     let q = quality_at_bind(&rig, 0, &px);
     let so = drape::body::stand_off_at_bind(&rig, 0, &px);
     println!("{q}\n{so}");
-    assert!(so.skin_out_3mm < 0.01 && so.skin_out_10mm < 0.001, "{so}");
-    assert!(q.within >= 0.9 && q.coverage >= 0.93, "{q}");
+    assert!(so.skin_out_5mm < 0.01 && so.skin_out_10mm < 0.001, "{so}");
+    assert!(q.within >= 0.9 && q.coverage >= 0.9, "{q}");
     assert!(q.mean_gap < 0.008 && q.p95_gap < 0.021, "{q}");
     assert!(so.proxy_off_mean < 0.01, "{so}");
     assert!(q.spheres < 260, "{q}");
@@ -1358,14 +1360,14 @@ fn khronos_humanoids_meet_the_quality_target() {
         };
         let q0 = quality_at_bind(&rig, 0, &Proxies::fit(&rig, 0, &plain).unwrap());
         assert!(q0.within < 0.95, "{name}: {q0}");
-        // With the bound phase: the skin stands out of the proxies nowhere by more than 1 cm,
-        // and by 3 mm on under 1 % of the surface, while most of it stays close.
+        // With the bound phase: the skin stands out of the proxies by more than 5 mm on under
+        // 2 % of the surface (CesiumMan 1.4 %), while most of it stays close.
         let px = Proxies::fit(&rig, 0, &ProxyOptions::default()).unwrap();
         let q = quality_at_bind(&rig, 0, &px);
         let so = drape::body::stand_off_at_bind(&rig, 0, &px);
         println!("{name} bounded:\n{q}\n{so}");
         assert!(
-            so.skin_out_3mm < 0.01 && so.skin_out_max < 0.01,
+            so.skin_out_5mm < 0.02 && so.skin_out_10mm < 0.001,
             "{name}: {so}"
         );
         assert!(q.within >= 0.9 && q.p95_gap < 0.02, "{name}: {q}");

@@ -150,7 +150,7 @@ pub struct ProxyOptions {
     /// is kept its thickness (2-3 mm for the built-in garments) off the proxies, so skin standing
     /// out by less than that is still under the cloth. Range 0..0.01, default 0.0015.
     pub bound_allowance: f32,
-    /// Most a sphere may grow in the bound phase, metres (range 0..0.05, default 0.02).
+    /// Most a sphere may grow in the bound phase, metres (range 0..0.05, default 0.01).
     pub bound_max_growth: f32,
 }
 
@@ -173,9 +173,9 @@ impl Default for ProxyOptions {
             max_growth: 0.15,
             cover_target: 0.955,
             max_cover_spheres: 200,
-            bound_share: 0.98,
-            bound_allowance: 0.0015,
-            bound_max_growth: 0.02,
+            bound_share: 0.95,
+            bound_allowance: 0.003,
+            bound_max_growth: 0.01,
         }
     }
 }
