@@ -22,7 +22,7 @@
 //! vertices it is closest to.
 //!
 //! Last, the bound phase (`BindFit::bound`) enlarges the spheres until the skin no longer
-//! stands out of them by more than [`ProxyOptions::bound_allowance`] (98 % of each sphere's
+//! stands out of them by more than [`ProxyOptions::bound_allowance`] (95 % of each sphere's
 //! nearest vertices), moving their centres towards the skin that stands out so that they do not
 //! lift off the skin elsewhere: a percentile fit leaves part of the skin outside the proxies,
 //! and cloth resting on them then sits inside the body people see (issue 19).
@@ -143,12 +143,12 @@ pub struct ProxyOptions {
     /// Bound phase (last): every sphere grows until this share of the skin it is nearest to
     /// (by count of vertices) lies no farther than [`ProxyOptions::bound_allowance`] outside the
     /// proxies, so that cloth resting on them rests on the skin as drawn, not inside it. Range
-    /// 0.5..1 (0 = off), default 0.98 (a stray vertex, a fingertip merged into the hand, does not
+    /// 0.5..1 (0 = off), default 0.95 (stray vertices, a fingertip merged into the hand, do not
     /// blow a sphere up).
     pub bound_share: f32,
     /// How far the skin may still stand out of the proxies after the bound phase, metres: cloth
     /// is kept its thickness (2-3 mm for the built-in garments) off the proxies, so skin standing
-    /// out by less than that is still under the cloth. Range 0..0.01, default 0.0015.
+    /// out by less than that is still under the cloth. Range 0..0.01, default 0.003.
     pub bound_allowance: f32,
     /// Most a sphere may grow in the bound phase, metres (range 0..0.05, default 0.01).
     pub bound_max_growth: f32,
