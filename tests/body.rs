@@ -1068,18 +1068,20 @@ fn sparse_tube() -> Rig {
 #[test]
 fn a_sparse_low_poly_tube_is_wrapped() {
     let rig = sparse_tube();
+    // Without the bound phase: the fit and its refinement alone.
     let px = Proxies::fit(
         &rig,
         0,
         &ProxyOptions {
             min_vertices: 4,
+            bound_share: 0.0,
             ..Default::default()
         },
     )
     .unwrap();
     // The tapered rings sit on the proxy surface. The flat bottom end (a cut, not a rounded
     // end) would need its cap sphere to grow by √2 to reach the rim, which `max_growth` forbids
-    // by default: the bottom ring stays outside.
+    // in the refinement: the bottom ring stays outside.
     let frame = px.rest_frame(&rig, 0);
     let m = &rig.meshes[0];
     for v in 32..96 {
@@ -1099,6 +1101,16 @@ fn a_sparse_low_poly_tube_is_wrapped() {
     };
     let q = quality_at_bind(&rig, 0, &Proxies::fit(&rig, 0, &grown).unwrap());
     assert!(q.within > 0.99 && q.coverage > 0.99, "{q}");
+    // The bound phase with the max (share 1) and room to grow reaches the bottom rim too: no
+    // skin stands out of the proxies by more than its allowance (3 mm).
+    let bounded = ProxyOptions {
+        min_vertices: 4,
+        bound_share: 1.0,
+        bound_max_growth: 0.05,
+        ..Default::default()
+    };
+    let q = quality_at_bind(&rig, 0, &Proxies::fit(&rig, 0, &bounded).unwrap());
+    assert!(q.within > 0.99 && q.max_outside < 0.0035, "{q}");
     // The flat top ring is one slice: all of the second bone's spheres at one height.
     let ys: Vec<f32> = (0..px.sphere_count())
         .filter(|&i| px.joint[i] == 1)
@@ -1278,13 +1290,32 @@ fn diagnose_hidden_per_part() {
 #[test]
 fn ninja_proxies_meet_the_quality_target() {
     let rig = drape::asset::load_rig(std::path::Path::new("rigs/ninja.glb")).unwrap();
-    let px = Proxies::fit(&rig, 0, &ProxyOptions::default()).unwrap();
+    // The fit before the bound phase meets the 1.5 cm target.
+    let fitted = ProxyOptions {
+        bound_share: 0.0,
+        ..ProxyOptions::default()
+    };
+    let px = Proxies::fit(&rig, 0, &fitted).unwrap();
     let q = quality_at_bind(&rig, 0, &px);
     println!("{q}");
     assert!(q.within >= 0.95, "{q}");
     assert!(q.coverage >= 0.85, "{q}");
     assert!(q.mean_gap < 0.008 && q.p95_gap < 0.016, "{q}");
     assert!(q.hidden > 0 && q.hidden < q.vertices / 2, "{q}");
+    assert!(q.spheres < 260, "{q}");
+    // The bound phase (issue 19: cloth resting on the proxies must rest outside the skin as
+    // drawn) trades part of that closeness for covering the skin: skin standing out of the
+    // proxies by more than 5 mm falls from 3.7 % of the surface to 0.5 % (> 1 cm: 2.5 % to
+    // 0), the share within 1.5 cm pays for it (proxy surface deeper than 1.5 cm under the
+    // skin's surface where one side stands out: a calf, a cuff).
+    let px = Proxies::fit(&rig, 0, &ProxyOptions::default()).unwrap();
+    let q = quality_at_bind(&rig, 0, &px);
+    let so = drape::body::stand_off_at_bind(&rig, 0, &px);
+    println!("{q}\n{so}");
+    assert!(so.skin_out_5mm < 0.01 && so.skin_out_10mm < 0.001, "{so}");
+    assert!(q.within >= 0.9 && q.coverage >= 0.9, "{q}");
+    assert!(q.mean_gap < 0.008 && q.p95_gap < 0.021, "{q}");
+    assert!(so.proxy_off_mean < 0.01, "{so}");
     assert!(q.spheres < 260, "{q}");
 }
 
@@ -1299,7 +1330,13 @@ fn khronos_humanoids_meet_the_quality_target() {
         let Some(rig) = khronos_rig(name) else {
             continue;
         };
-        let px = Proxies::fit(&rig, 0, &ProxyOptions::default()).unwrap();
+        // The fit before the bound phase meets the 1.5 cm target (the bound phase trades some
+        // of it for covering the skin, below).
+        let fitted = ProxyOptions {
+            bound_share: 0.0,
+            ..ProxyOptions::default()
+        };
+        let px = Proxies::fit(&rig, 0, &fitted).unwrap();
         let q = quality_at_bind(&rig, 0, &px);
         println!("{name}:\n{q}");
         assert!(q.within >= 0.95, "{name}: {q}");
@@ -1318,10 +1355,22 @@ fn khronos_humanoids_meet_the_quality_target() {
         // The stadium fit alone is below the target: the cover phase is what meets it.
         let plain = ProxyOptions {
             cover_target: 0.0,
+            bound_share: 0.0,
             ..ProxyOptions::default()
         };
         let q0 = quality_at_bind(&rig, 0, &Proxies::fit(&rig, 0, &plain).unwrap());
         assert!(q0.within < 0.95, "{name}: {q0}");
+        // With the bound phase: the skin stands out of the proxies by more than 5 mm on under
+        // 2 % of the surface (CesiumMan 1.4 %), while most of it stays close.
+        let px = Proxies::fit(&rig, 0, &ProxyOptions::default()).unwrap();
+        let q = quality_at_bind(&rig, 0, &px);
+        let so = drape::body::stand_off_at_bind(&rig, 0, &px);
+        println!("{name} bounded:\n{q}\n{so}");
+        assert!(
+            so.skin_out_5mm < 0.02 && so.skin_out_10mm < 0.001,
+            "{name}: {so}"
+        );
+        assert!(q.within >= 0.9 && q.p95_gap < 0.02, "{name}: {q}");
     }
 }
 

@@ -20,8 +20,8 @@ pub mod surface;
 
 pub use self::bvh::ProxyBvh;
 pub use proxies::{
-    quality, quality_at_bind, quality_by_joint, tapered_capsule_closest, tapered_capsule_sdf,
-    union_sdf, world_from_bind, BodyError, CapsuleClosest, JointQuality, Proxies, ProxyFrame,
-    ProxyOptions, ProxyQuality, QUALITY_TOLERANCE,
+    quality, quality_at_bind, quality_by_joint, stand_off_at_bind, tapered_capsule_closest,
+    tapered_capsule_sdf, union_sdf, world_from_bind, BodyError, CapsuleClosest, JointQuality,
+    Proxies, ProxyFrame, ProxyOptions, ProxyQuality, StandOff, QUALITY_TOLERANCE,
 };
 pub use rigid::{mesh_bound_to_skin, with_rigid_parts};

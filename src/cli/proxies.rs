@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use super::CliError;
-use crate::body::{quality_at_bind, quality_by_joint, Proxies, ProxyOptions, QUALITY_TOLERANCE};
+use crate::body::{
+    quality_at_bind, quality_by_joint, stand_off_at_bind, Proxies, ProxyOptions, QUALITY_TOLERANCE,
+};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -41,6 +43,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let q = quality_at_bind(&rig, args.skin, &proxies);
     println!("{name} (skin {}):", args.skin);
     println!("{q}");
+    println!("{}", stand_off_at_bind(&rig, args.skin, &proxies));
     if let Some(n) = args.worst {
         let per = quality_by_joint(&rig, args.skin, &proxies);
         println!("worst-fitted bones (share of the surface; within / inside / outside 1.5 cm):");

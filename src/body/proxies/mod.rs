@@ -21,6 +21,14 @@
 //! [`ProxyOptions::max_growth`]) or shrinks by the same percentile of the signed distances of the
 //! vertices it is closest to.
 //!
+//! Last, the bound phase (`BindFit::bound`) enlarges the spheres until the skin no longer
+//! stands out of them by more than [`ProxyOptions::bound_allowance`] (95 % of each sphere's
+//! nearest vertices), moving their centres towards the skin that stands out so that they do not
+//! lift off the skin elsewhere: a percentile fit leaves part of the skin outside the proxies,
+//! and cloth resting on them then sits inside the body people see (issue 19).
+//! [`stand_off_at_bind`] measures both sides: skin standing out of the proxies and proxy
+//! surface standing off the skin (over-cover, cloth floating off the body).
+//!
 //! The stadium model suits human bodies (round limbs, elliptic torso); box-like parts (a cartoon
 //! head with flat faces, a figure made of blocks) are wrapped with bulges at their faces.
 //!
@@ -37,6 +45,7 @@
 //!   joints closed, the radii refined against the whole union;
 //! - `slices.rs`: a bone cut into cross-sections (stadiums) and the rows of spheres along them;
 //! - `cover.rs`: the cover phase, for skins the stadium model does not suit;
+//! - `fit.rs` also holds the bound phase, last of all;
 //! - `frame.rs`: the per-frame update: the skin matrices, [`Proxies::update`], [`ProxyFrame`];
 //! - `capsule.rs`: the tapered capsule's signed distance and the union of colliders;
 //! - `quality.rs`: how well the proxies match the skin ([`quality`] and its reports).
@@ -60,7 +69,8 @@ pub use capsule::{
 };
 pub use frame::{world_from_bind, ProxyFrame};
 pub use quality::{
-    quality, quality_at_bind, quality_by_joint, JointQuality, ProxyQuality, QUALITY_TOLERANCE,
+    quality, quality_at_bind, quality_by_joint, stand_off_at_bind, JointQuality, ProxyQuality,
+    StandOff, QUALITY_TOLERANCE,
 };
 
 use fit::BindFit;
@@ -130,6 +140,18 @@ pub struct ProxyOptions {
     pub cover_target: f32,
     /// Most spheres the cover phase may add. Range 0..1000, default 200.
     pub max_cover_spheres: usize,
+    /// Bound phase (last): every sphere grows until this share of the skin it is nearest to
+    /// (by count of vertices) lies no farther than [`ProxyOptions::bound_allowance`] outside the
+    /// proxies, so that cloth resting on them rests on the skin as drawn, not inside it. Range
+    /// 0.5..1 (0 = off), default 0.95 (stray vertices, a fingertip merged into the hand, do not
+    /// blow a sphere up).
+    pub bound_share: f32,
+    /// How far the skin may still stand out of the proxies after the bound phase, metres: cloth
+    /// is kept its thickness (2-3 mm for the built-in garments) off the proxies, so skin standing
+    /// out by less than that is still under the cloth. Range 0..0.01, default 0.003.
+    pub bound_allowance: f32,
+    /// Most a sphere may grow in the bound phase, metres (range 0..0.05, default 0.01).
+    pub bound_max_growth: f32,
 }
 
 impl Default for ProxyOptions {
@@ -151,6 +173,9 @@ impl Default for ProxyOptions {
             max_growth: 0.15,
             cover_target: 0.955,
             max_cover_spheres: 200,
+            bound_share: 0.95,
+            bound_allowance: 0.003,
+            bound_max_growth: 0.01,
         }
     }
 }
@@ -191,6 +216,7 @@ impl Proxies {
         let fit = BindFit::new(rig, skin)?;
         let mut px = fit.run(opts);
         fit.cover(rig, skin, &mut px, opts);
+        fit.bound(&mut px, opts);
         // Per-bone radius factors last: they are the user's word over the fit and the cover.
         for (name, factor) in &opts.radius_scale {
             let name = Skeleton::base_name(name);

@@ -316,3 +316,236 @@ impl fmt::Display for ProxyQuality {
         )
     }
 }
+
+/// How far the proxies and the skin stand off each other at the bind pose, both ways, in world
+/// space (metres): the skin standing out of the proxies (cloth resting on the proxies sinks
+/// that deep into the visible skin, less its thickness) and the proxies standing out of the skin
+/// (cloth resting there floats that far off the body). See [`stand_off_at_bind`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct StandOff {
+    /// Skin: area shares farther than 3 mm, 5 mm and 1 cm outside every proxy.
+    pub skin_out_3mm: f32,
+    pub skin_out_5mm: f32,
+    pub skin_out_10mm: f32,
+    /// Skin: 99th percentile (area) and largest distance outside the proxies (0 when inside).
+    pub skin_out_p99: f32,
+    pub skin_out_max: f32,
+    /// Proxy union surface: area shares farther than 5 mm, 1 cm and 2 cm outside the skin.
+    pub proxy_off_5mm: f32,
+    pub proxy_off_10mm: f32,
+    pub proxy_off_20mm: f32,
+    /// Proxy union surface: mean, 95th percentile and largest distance outside the skin (0 where
+    /// the proxy surface lies inside the skin).
+    pub proxy_off_mean: f32,
+    pub proxy_off_p95: f32,
+    pub proxy_off_max: f32,
+    /// Surface samples of the union measured.
+    pub proxy_off_samples: usize,
+    /// Per joint whose spheres carry union surface: (joint name, share of the union's area,
+    /// mean distance off the skin), the largest contributions (share × mean) first.
+    pub proxy_off_by_joint: Vec<(String, f32, f32)>,
+}
+
+/// Area-weighted quantile of `(value, weight)` pairs (sorts them).
+fn weighted_quantile(v: &mut [(f32, f32)], q: f32) -> f32 {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f32 = v.iter().map(|x| x.1).sum();
+    let mut acc = 0.0;
+    for x in v.iter() {
+        acc += x.1;
+        if acc >= q * total {
+            return x.0;
+        }
+    }
+    v.last().map_or(0.0, |x| x.0)
+}
+
+/// [`StandOff`] at the bind pose. The skin side weighs every measured vertex by its area (as
+/// [`quality_at_bind`]). The proxy side samples the surface of every collider about every
+/// 7 mm (a Fibonacci lattice of directions around points along its axis, each projected onto
+/// the collider's surface), keeps the samples on the surface of the union (not more than 0.5 mm
+/// inside another collider), weighs each by its share of its collider's area, and measures how
+/// far it lies outside the skin: the generalized winding number of every mesh bound to the skin
+/// (the same test as `drape check`, [`crate::check::SkinQuery`]) and the distance to the nearest
+/// triangle.
+pub fn stand_off_at_bind(rig: &Rig, skin: usize, proxies: &Proxies) -> StandOff {
+    use crate::check::SkinQuery;
+    let (wfb, x) = rest_skin(rig, skin);
+    let mut frame = ProxyFrame::default();
+    proxies.update(&wfb, &mut frame);
+    let weights = proxies.surface_weights(rig, skin);
+    let hulls = Hulls::new(&frame.center, &frame.radius, &proxies.capsules);
+
+    // Skin standing out of the proxies.
+    let mut out: Vec<(f32, f32)> = Vec::new();
+    let mut hint = 0;
+    for (v, &p) in x.iter().enumerate() {
+        let w = weights.get(v).copied().unwrap_or(0.0);
+        if w <= 0.0 || !p.is_finite() || proxies.capsules.is_empty() {
+            continue;
+        }
+        let (d, _, i) = hulls.nearest(p, hint);
+        hint = i;
+        out.push((d.max(0.0), w));
+    }
+    let total: f32 = out.iter().map(|o| o.1).sum::<f32>().max(f32::MIN_POSITIVE);
+    let share = |v: &[(f32, f32)], lim: f32, total: f32| {
+        (0.0 + v.iter().filter(|o| o.0 > lim).map(|o| o.1).sum::<f32>()) / total
+    };
+    let (skin_out_3mm, skin_out_5mm, skin_out_10mm) = (
+        share(&out, 0.003, total),
+        share(&out, 0.005, total),
+        share(&out, 0.010, total),
+    );
+    let skin_out_max = out.iter().map(|o| o.0).fold(0.0, f32::max);
+    let skin_out_p99 = weighted_quantile(&mut out, 0.99);
+
+    // Proxy surface standing out of the skin.
+    let mut positions: Vec<(Vec<Vec3>, &[u32])> = Vec::new();
+    let mut base = 0;
+    for mesh in rig.meshes.iter().filter(|m| m.skin == Some(skin as u32)) {
+        let n = mesh.positions.len();
+        positions.push((x[base..base + n].to_vec(), &mesh.indices));
+        base += n;
+    }
+    let query = SkinQuery::from_meshes(positions.iter().map(|(p, i)| (&p[..], *i)));
+    let step = 0.007f32;
+    let mut samples: Vec<(Vec3, f32, u32)> = Vec::new();
+    for &[a, b] in &proxies.capsules {
+        let joint = proxies.joint[a as usize];
+        let (a, b) = (a as usize, b as usize);
+        let (c1, r1, c2, r2) = (
+            frame.center[a],
+            frame.radius[a],
+            frame.center[b],
+            frame.radius[b],
+        );
+        let len = (c2 - c1).length();
+        let rmax = r1.max(r2);
+        // Points along the axis, and directions around each.
+        let rows = ((len / step).ceil() as usize + 1).max(1);
+        let dirs = ((4.0 * std::f32::consts::PI * rmax * rmax / (step * step)).ceil() as usize)
+            .clamp(16, 4000);
+        let area =
+            4.0 * std::f32::consts::PI * rmax * rmax + std::f32::consts::PI * (r1 + r2) * len;
+        let mut local = Vec::new();
+        for row in 0..rows {
+            let t = if rows > 1 {
+                row as f32 / (rows - 1) as f32
+            } else {
+                0.0
+            };
+            let c = c1.lerp(c2, t);
+            let r = r1 + (r2 - r1) * t;
+            // Fibonacci lattice on the unit sphere.
+            for k in 0..dirs {
+                let z = 1.0 - 2.0 * (k as f32 + 0.5) / dirs as f32;
+                let rho = (1.0 - z * z).max(0.0).sqrt();
+                let phi = k as f32 * 2.399_963_2;
+                let d = Vec3::new(rho * phi.cos(), rho * phi.sin(), z);
+                let q = c + d * (r + 0.01);
+                let cl =
+                    super::capsule::tapered_capsule_closest(q.into(), c1.into(), r1, c2.into(), r2);
+                let s = q - Vec3::from(cl.normal) * cl.distance;
+                local.push(s);
+            }
+        }
+        // Thin the samples of this collider to about one per step² (rows overlap on the caps).
+        let mut kept: Vec<Vec3> = Vec::new();
+        let mut grid: std::collections::HashSet<(i32, i32, i32)> = Default::default();
+        for s in local {
+            let key = (
+                (s.x / step).floor() as i32,
+                (s.y / step).floor() as i32,
+                (s.z / step).floor() as i32,
+            );
+            if grid.insert(key) {
+                kept.push(s);
+            }
+        }
+        let w = area / kept.len().max(1) as f32;
+        for s in kept {
+            let (d, _, _) = hulls.nearest(s, 0);
+            if d >= -5e-4 {
+                samples.push((s, w, joint));
+            }
+        }
+    }
+    let off: Vec<(f32, f32)> = {
+        use rayon::prelude::*;
+        samples
+            .par_iter()
+            .map(|&(s, w, _)| {
+                let q = query.query(s);
+                let d = if q.is_inside() {
+                    0.0
+                } else {
+                    query.nearest(s, f32::INFINITY).map_or(0.0, |(d, _)| d)
+                };
+                (d, w)
+            })
+            .collect()
+    };
+    let total_p: f32 = off.iter().map(|o| o.1).sum::<f32>().max(f32::MIN_POSITIVE);
+    let mut off_sorted = off.clone();
+    let nj = rig.skins.get(skin).map_or(0, |s| s.joints.len());
+    let mut per = vec![(0.0f32, 0.0f32); nj];
+    for (o, smp) in off.iter().zip(&samples) {
+        if let Some(p) = per.get_mut(smp.2 as usize) {
+            p.0 += o.1;
+            p.1 += o.0 * o.1;
+        }
+    }
+    let mut by_joint: Vec<(String, f32, f32)> = per
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.0 > 0.0)
+        .map(|(k, p)| {
+            let node = rig.skins[skin].joints[k] as usize;
+            (rig.skeleton.names[node].clone(), p.0 / total_p, p.1 / p.0)
+        })
+        .collect();
+    by_joint.sort_by(|a, b| (b.1 * b.2).total_cmp(&(a.1 * a.2)));
+    StandOff {
+        skin_out_3mm,
+        skin_out_5mm,
+        skin_out_10mm,
+        skin_out_p99,
+        skin_out_max,
+        proxy_off_5mm: share(&off, 0.005, total_p),
+        proxy_off_10mm: share(&off, 0.010, total_p),
+        proxy_off_20mm: share(&off, 0.020, total_p),
+        proxy_off_mean: (0.0 + off.iter().map(|o| o.0 * o.1).sum::<f32>()) / total_p,
+        proxy_off_p95: weighted_quantile(&mut off_sorted, 0.95),
+        proxy_off_max: off.iter().map(|o| o.0).fold(0.0, f32::max),
+        proxy_off_samples: off.len(),
+        proxy_off_by_joint: by_joint,
+    }
+}
+
+impl fmt::Display for StandOff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "skin out of the proxies: {:.1} % of the surface > 3 mm, {:.1} % > 5 mm, {:.1} % > 1 cm; \
+             99th percentile {:.1} mm, max {:.1} mm",
+            100.0 * self.skin_out_3mm,
+            100.0 * self.skin_out_5mm,
+            100.0 * self.skin_out_10mm,
+            1000.0 * self.skin_out_p99,
+            1000.0 * self.skin_out_max
+        )?;
+        write!(
+            f,
+            "proxies off the skin (over-cover, {} samples of the union's surface): {:.1} % > 5 mm, \
+             {:.1} % > 1 cm, {:.1} % > 2 cm; mean {:.1} mm, 95th percentile {:.1} mm, max {:.1} mm",
+            self.proxy_off_samples,
+            100.0 * self.proxy_off_5mm,
+            100.0 * self.proxy_off_10mm,
+            100.0 * self.proxy_off_20mm,
+            1000.0 * self.proxy_off_mean,
+            1000.0 * self.proxy_off_p95,
+            1000.0 * self.proxy_off_max
+        )
+    }
+}
