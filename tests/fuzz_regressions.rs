@@ -184,3 +184,15 @@ fn write_fuzz_seeds() {
         put("pose", name, &[&h[..], file].concat());
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The crashes found, each with the error it now gives.
+
+/// fbx, 2026-12-04: an animation curve's key times ±9e18 ticks apart overflowed i64 in the
+/// interpolation (`attempt to subtract with overflow` in `fbx/curve.rs`). Key times beyond ±1e5 s
+/// are now refused, naming the curve; interpolation is in f64.
+#[test]
+fn fbx_key_times_far_out_are_an_error_not_an_overflow() {
+    let m = load_err("fbx", "key_time_overflow.fbx");
+    assert!(m.contains("key time") && m.contains("outside"), "{m}");
+}

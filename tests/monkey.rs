@@ -13,6 +13,8 @@
 //! The CI run is short (fixed seed); the 10-minute soak is ignored and run by hand:
 //! `cargo test --no-default-features --test monkey -- --ignored --nocapture`.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use drape::anim::player::RootMotion;
@@ -139,11 +141,56 @@ fn random_action(rng: &mut Rng, v: &Viewer) -> Action {
     }
 }
 
-/// Resident memory of this process, bytes.
-fn rss() -> u64 {
+/// The system allocator, counting the bytes live on the heap: with it a leak is told apart
+/// from the allocator keeping freed pages (resident memory measures both).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed to the system allocator unchanged; only a counter is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_add(new_size, Ordering::Relaxed);
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Resident memory of this process and the part of it that is file-backed (the binary's
+/// code pages, touched as new code runs), bytes, from `/proc/self/statm`.
+fn rss() -> (u64, u64) {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
-    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
-    pages * 4096
+    let f: Vec<u64> = statm
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (f[1] * 4096, f[2] * 4096)
 }
 
 /// Hands freed heap pages back to the kernel (glibc keeps them otherwise), so that resident
@@ -177,8 +224,8 @@ struct Soak {
     frames: u64,
     sim_seconds: f64,
     max_particles: usize,
-    /// (simulated minute, resident MiB) at each checkpoint.
-    memory: Vec<(u32, f64)>,
+    /// At each checkpoint: (simulated s, resident MiB, file-backed part MiB, live heap MiB).
+    memory: Vec<(u32, f64, f64, f64)>,
     wall: Duration,
 }
 
@@ -236,25 +283,33 @@ fn soak(seed: u64, seconds: f64, checkpoint: f64) -> Soak {
             // The same state at every checkpoint: the defaults, rebuilt.
             v.apply(Action::ResetDefaults);
             trim();
-            let mib = rss() as f64 / (1024.0 * 1024.0);
-            let minute = (out.sim_seconds / 60.0).round() as u32;
-            out.memory.push((minute, mib));
+            let (resident, file) = rss();
+            let live = LIVE.load(Ordering::Relaxed) as f64 / MIB;
+            let (resident, file) = (resident as f64 / MIB, file as f64 / MIB);
+            out.memory
+                .push((out.sim_seconds.round() as u32, resident, file, live));
             eprintln!(
-                "monkey: {:.0} s simulated, {} actions, {} frames, resident {mib:.1} MiB, \
-                 wall {:.0} s",
+                "monkey: {:.0} s simulated, {} actions, {} frames, {} rebuilds, resident \
+                 {resident:.1} MiB ({file:.1} file-backed), live heap {live:.1} MiB, wall {:.0} s",
                 out.sim_seconds,
                 out.actions,
                 out.frames,
+                v.scene_generation,
                 start.elapsed().as_secs_f64()
             );
         }
     }
     out.wall = start.elapsed();
-    if let Some(&(_, first)) = out.memory.first() {
-        for &(m, mib) in &out.memory[1..] {
+    if let Some(&(_, first, _, first_live)) = out.memory.first() {
+        for &(t, resident, _, live) in &out.memory[1..] {
             assert!(
-                (mib - first).abs() <= 0.10 * first,
-                "resident memory {mib:.1} MiB at checkpoint {m} vs {first:.1} MiB at the first"
+                (live - first_live).abs() <= 0.10 * first_live,
+                "live heap {live:.1} MiB at {t} s vs {first_live:.1} MiB at the first checkpoint"
+            );
+            assert!(
+                (resident - first).abs() <= 0.10 * first,
+                "resident memory {resident:.1} MiB at {t} s vs {first:.1} MiB at the first \
+                 checkpoint"
             );
         }
     }
@@ -265,7 +320,7 @@ fn soak(seed: u64, seconds: f64, checkpoint: f64) -> Soak {
 fn report(s: &Soak) {
     eprintln!(
         "monkey: {:.1} simulated s in {} frames, {} actions, {} rebuilds, up to {} particles, \
-         wall {:.1} s; resident MiB at checkpoints: {:?}",
+         wall {:.1} s; (s, resident, file-backed, live heap MiB) at checkpoints: {:?}",
         s.sim_seconds,
         s.frames,
         s.actions,
@@ -284,13 +339,14 @@ fn monkey_short_fixed_seed() {
 }
 
 /// The long soak: 10 simulated minutes, memory compared minute by minute with the first.
+/// `DRAPE_MONKEY_SEED`, `DRAPE_MONKEY_SECONDS` and `DRAPE_MONKEY_CHECKPOINT` (s) change it.
 #[test]
 #[ignore = "10 simulated minutes; run by hand (see the module docs)"]
 fn monkey_ten_minutes() {
-    let seed = std::env::var("DRAPE_MONKEY_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_0022);
-    let s = soak(seed, 600.0, 60.0);
+    let env = |name: &str| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
+    let seed = env("DRAPE_MONKEY_SEED").unwrap_or(0x5eed_0022);
+    let seconds = env("DRAPE_MONKEY_SECONDS").unwrap_or(600) as f64;
+    let checkpoint = env("DRAPE_MONKEY_CHECKPOINT").unwrap_or(60) as f64;
+    let s = soak(seed, seconds, checkpoint);
     report(&s);
 }
