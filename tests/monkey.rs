@@ -3,12 +3,17 @@
 //! for a span of simulated time: clips, scrubbing, speed, skinning methods, garments on and off,
 //! fabric presets and sliders pushed to their ends, spacing, substeps, integrator, wind, wet
 //! cloth and its adhesion, camera, resets. It asserts that nothing panics, that no particle's
-//! position or velocity is ever non-finite, and that resident memory (`/proc/self/statm`) stays
-//! within 10 % of its value after the first simulated minute.
+//! position or velocity is ever non-finite, and that memory stays within 10 % of its value at
+//! the first checkpoint (the first simulated minute in the long run).
 //!
 //! Memory is compared at checkpoints in one state (the defaults, freshly rebuilt, after
 //! `malloc_trim`): with the garments' particle counts varying with spacing, memory at random
-//! moments measures the state, not a leak.
+//! moments measures the state, not a leak. The bytes live on the heap (a counting allocator) are
+//! what is asserted; resident memory (`/proc/self/statm`) is printed beside them but not
+//! asserted: glibc keeps freed pages of the many differently sized rebuilds resident even after
+//! `malloc_trim` (measured 2026-12-04, seed 0x5eed0022: resident 34.7 → 55.3 MiB from 30 s to
+//! 90 s simulated while the live heap stayed at 23.1 MiB), so resident memory measures the
+//! allocator's high water, not a leak.
 //!
 //! The CI run is short (fixed seed); the 10-minute soak is ignored and run by hand:
 //! `cargo test --no-default-features --test monkey -- --ignored --nocapture`.
@@ -300,16 +305,11 @@ fn soak(seed: u64, seconds: f64, checkpoint: f64) -> Soak {
         }
     }
     out.wall = start.elapsed();
-    if let Some(&(_, first, _, first_live)) = out.memory.first() {
-        for &(t, resident, _, live) in &out.memory[1..] {
+    if let Some(&(_, _, _, first_live)) = out.memory.first() {
+        for &(t, _, _, live) in &out.memory[1..] {
             assert!(
                 (live - first_live).abs() <= 0.10 * first_live,
                 "live heap {live:.1} MiB at {t} s vs {first_live:.1} MiB at the first checkpoint"
-            );
-            assert!(
-                (resident - first).abs() <= 0.10 * first,
-                "resident memory {resident:.1} MiB at {t} s vs {first:.1} MiB at the first \
-                 checkpoint"
             );
         }
     }
