@@ -1,7 +1,10 @@
 //! FBX animation curves: key times in FBX ticks, values, and stepped keys from `KeyAttrFlags`;
 //! evaluated linearly between keys.
 
-use super::scene::Obj;
+use super::scene::{Obj, TICKS_PER_SECOND};
+
+/// The largest key time a curve may have, s (either sign).
+const MAX_KEY_SECONDS: f64 = 1e5;
 
 /// One animation curve: key times (ticks) and values.
 #[derive(Clone, Debug, Default)]
@@ -26,8 +29,9 @@ impl Curve {
         if self.step.get(k).copied().unwrap_or(false) {
             return self.values[k];
         }
-        let (t0, t1) = (self.times[k], self.times[k + 1]);
-        let s = (t - t0) as f64 / (t1 - t0) as f64;
+        // In f64: the difference of two i64 tick counts can overflow i64.
+        let (t0, t1) = (self.times[k] as f64, self.times[k + 1] as f64);
+        let s = (t as f64 - t0) / (t1 - t0);
         self.values[k] + (self.values[k + 1] - self.values[k]) * s
     }
 }
@@ -48,6 +52,18 @@ pub(super) fn read_curve(o: &Obj) -> Result<Option<Curve>, String> {
     }
     if times.is_empty() {
         return Ok(None);
+    }
+    // Clip times are f32 seconds: beyond 1e5 s (28 hours) an f32 cannot tell 60 fps frames
+    // apart, so a key that far out is damage, not animation.
+    if let Some(&t) = times
+        .iter()
+        .find(|&&t| (t as f64 / TICKS_PER_SECOND).abs() > MAX_KEY_SECONDS)
+    {
+        return Err(format!(
+            "curve {:?}: key time {:.3e} s is outside ±{MAX_KEY_SECONDS:.0e} s",
+            o.name,
+            t as f64 / TICKS_PER_SECOND
+        ));
     }
     if times.windows(2).any(|w| w[1] <= w[0]) {
         return Err(format!("curve {:?}: key times do not increase", o.name));
