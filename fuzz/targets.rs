@@ -5,9 +5,9 @@
 #![allow(dead_code)]
 
 use drape::anim::Pose;
-use drape::asset::obj::{write_obj, ObjMesh};
 use drape::asset::{load_rig_from_slice, LoadOptions};
-use drape::skin::{cor, SkinMethod, Skinner};
+use drape::cli::pose::write_posed_obj;
+use drape::skin::SkinMethod;
 use drape::Rig;
 
 /// The targets by name, as `fuzz/run.sh TARGET` and the corpus folders name them.
@@ -136,31 +136,10 @@ pub fn pose(data: &[u8]) {
     if clip > 0 && !rig.clips.is_empty() {
         rig.clips[(clip as usize - 1) % rig.clips.len()].sample(time, &mut pose);
     }
-    let mut world = Vec::new();
-    pose.world_from_node(&rig.skeleton, &mut world);
-    let mut skinner = Skinner::new(&rig);
-    if method == SkinMethod::Cor {
-        for (i, mesh) in rig.meshes.iter().enumerate() {
-            if mesh.skin.is_none() || mesh.joints.len() != mesh.positions.len() {
-                continue;
-            }
-            let c = cor::centers_cached_in(None, mesh, cor::DEFAULT_SIGMA, &mut |_| {});
-            skinner.set_cor_centers(&rig, i, c);
-        }
-    }
-    skinner.update(&rig, &world, method);
-    let meshes: Vec<ObjMesh> = rig
-        .meshes
-        .iter()
-        .enumerate()
-        .map(|(i, m)| ObjMesh {
-            name: &m.name,
-            positions: skinner.positions(i),
-            normals: skinner.normals(i),
-            uvs: &m.uvs,
-            indices: &m.indices,
-        })
-        .collect();
+    // CoR centres computed, not read from or written to the disk cache.
+    let mut quiet = |_: usize, _: drape::skin::CorProgress| {};
+    let cor = (method == SkinMethod::Cor).then_some((None, &mut quiet as _));
     let mut out = Vec::new();
-    write_obj(&mut out, "drape pose (fuzz)", &meshes).expect("writing to memory");
+    write_posed_obj(&rig, &pose, method, cor, "drape pose (fuzz)", &mut out)
+        .expect("writing to memory");
 }

@@ -5,13 +5,15 @@
 //! and primitives in order, vertices in accessor order with nothing merged — vertex `k` of the
 //! OBJ is vertex `k` of the file's meshes concatenated (the order of Blender's reference files).
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use crate::anim::Pose;
 use crate::asset::obj::{write_obj, ObjMesh};
 use crate::asset::LoadOptions;
 use crate::cli::{create_output, load_character, CliError};
 use crate::skin::{CorProgress, SkinMethod, Skinner};
+use crate::Rig;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -78,19 +80,53 @@ pub fn run(args: Args) -> Result<(), CliError> {
             format!("clip {:?} at t = {} s", rig.clips[index].name, args.time)
         }
     };
-    let mut world = Vec::new();
-    pose.world_from_node(&rig.skeleton, &mut world);
-    let mut skinner = Skinner::new(&rig);
+    let header = format!(
+        "drape pose: {} — {clip_label}, {} skinning\nworld space, glTF Y-up, the file's units; vertex order = the file's",
+        rig.source, args.method
+    );
+    let mut progress = |mesh: usize, p: CorProgress| {
+        if let CorProgress::Computing { done, total } = p {
+            eprint!("\rcentres of rotation, mesh {mesh}: {done}/{total}   ");
+        }
+    };
+    let cache = crate::skin::cor::cache_dir();
+    let mut out = create_output(&args.out, args.force)?;
+    let cor = (args.method == SkinMethod::Cor).then_some((cache.as_deref(), &mut progress as _));
+    write_posed_obj(&rig, &pose, args.method, cor, &header, &mut out)
+        .map_err(|e| CliError::new(format!("cannot write {}: {e}", args.out.display())))?;
     if args.method == SkinMethod::Cor {
-        skinner.prepare_cor(&rig, &mut |mesh, p| {
-            if let CorProgress::Computing { done, total } = p {
-                eprint!("\rcentres of rotation, mesh {mesh}: {done}/{total}   ");
-            }
-        });
         eprintln!();
     }
-    skinner.update(&rig, &world, args.method);
+    super::commit_output(out)?;
+    eprintln!(
+        "wrote {} ({} vertices, {} meshes, {clip_label}, {})",
+        args.out.display(),
+        rig.vertex_count(),
+        rig.meshes.len(),
+        args.method
+    );
+    Ok(())
+}
 
+/// Skins every mesh of `rig` in `pose` with `method` on the CPU and writes them as one OBJ to
+/// `out` under `header` (what `drape pose` writes; also the fuzz target's end-to-end path). For
+/// CoR, `cor` gives the centres' cache folder (`None`: computed, not cached) and a progress
+/// callback (mesh index, progress); without it CoR skins as DQS until centres are set.
+pub fn write_posed_obj(
+    rig: &Rig,
+    pose: &Pose,
+    method: SkinMethod,
+    cor: Option<(Option<&Path>, &mut dyn FnMut(usize, CorProgress))>,
+    header: &str,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let mut world = Vec::new();
+    pose.world_from_node(&rig.skeleton, &mut world);
+    let mut skinner = Skinner::new(rig);
+    if let Some((cache, progress)) = cor {
+        skinner.prepare_cor_in(rig, cache, progress);
+    }
+    skinner.update(rig, &world, method);
     let meshes: Vec<ObjMesh> = rig
         .meshes
         .iter()
@@ -103,20 +139,5 @@ pub fn run(args: Args) -> Result<(), CliError> {
             indices: &m.indices,
         })
         .collect();
-    let header = format!(
-        "drape pose: {} — {clip_label}, {} skinning\nworld space, glTF Y-up, the file's units; vertex order = the file's",
-        rig.source, args.method
-    );
-    let mut out = create_output(&args.out, args.force)?;
-    write_obj(&mut out, &header, &meshes)
-        .map_err(|e| CliError::new(format!("cannot write {}: {e}", args.out.display())))?;
-    super::commit_output(out)?;
-    eprintln!(
-        "wrote {} ({} vertices, {} meshes, {clip_label}, {})",
-        args.out.display(),
-        rig.vertex_count(),
-        rig.meshes.len(),
-        args.method
-    );
-    Ok(())
+    write_obj(out, header, &meshes)
 }

@@ -316,11 +316,23 @@ impl Skinner {
     /// Computes (or loads from the disk cache) the CoR centres of every skinned mesh. `progress`
     /// is called from this thread with the mesh index and how far it is.
     pub fn prepare_cor(&mut self, rig: &Rig, progress: &mut dyn FnMut(usize, CorProgress)) {
+        self.prepare_cor_in(rig, cor::cache_dir().as_deref(), progress);
+    }
+
+    /// [`Skinner::prepare_cor`] with the centres cached in `cache` (`None`: computed, not
+    /// cached).
+    pub fn prepare_cor_in(
+        &mut self,
+        rig: &Rig,
+        cache: Option<&std::path::Path>,
+        progress: &mut dyn FnMut(usize, CorProgress),
+    ) {
         for (i, mesh) in rig.meshes.iter().enumerate() {
             if mesh.skin.is_none() || mesh.joints.len() != mesh.positions.len() {
                 continue;
             }
-            let centers = cor::centers_cached(mesh, cor::DEFAULT_SIGMA, &mut |p| progress(i, p));
+            let centers =
+                cor::centers_cached_in(cache, mesh, cor::DEFAULT_SIGMA, &mut |p| progress(i, p));
             self.store_cor(i, centers);
         }
     }
