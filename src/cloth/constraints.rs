@@ -408,6 +408,31 @@ impl ProvotScratch {
     }
 }
 
+/// Repeats a deformation-limit pass (both models' Provot / strain-limit loops): `pass(k)` runs
+/// pass `k` and returns the worst length / limit length it found (0 when it moved nothing). At
+/// least `min` passes and at most `max`; stops after a pass that moved nothing (it leaves nothing
+/// for the next) or, once `min` ran, after one that found no spring more than `tolerance` past
+/// its limit. Returns whether any pass moved a particle.
+pub fn repeat_limit_passes(
+    min: u32,
+    max: u32,
+    tolerance: f32,
+    mut pass: impl FnMut(u32) -> f32,
+) -> bool {
+    let mut any = false;
+    for k in 0..max {
+        let worst = pass(k);
+        if worst == 0.0 {
+            break;
+        }
+        any = true;
+        if k + 1 >= min && worst <= 1.0 + tolerance {
+            break;
+        }
+    }
+    any
+}
+
 /// [`provot`], also setting `moved[i] = 1` for every particle the pass moved (entries of
 /// particles it did not move are left as they are, so several passes accumulate). `moved` has
 /// one entry per particle. The contact rounds (src/cloth/mass_spring/step.rs) re-project only these

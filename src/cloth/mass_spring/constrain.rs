@@ -48,21 +48,11 @@ fn provot_passes(
             None => false,
         };
     };
-    let mut any = false;
-    for k in 0..max {
+    constraints::repeat_limit_passes(min, max, params.provot_tolerance, |k| {
         let (x, w) = (&mut state.x, &state.inv_mass);
         let tethers = params.tether_slack.filter(|_| k == 0);
-        let worst = constraints::provot_tracked(model, w, tau, x, moved, scratch, tethers);
-        if worst == 0.0 {
-            // A pass that moved nothing leaves nothing for the next.
-            break;
-        }
-        any = true;
-        if k + 1 >= min && worst <= 1.0 + params.provot_tolerance {
-            break;
-        }
-    }
-    any
+        constraints::provot_tracked(model, w, tau, x, moved, scratch, tethers)
+    })
 }
 
 /// [`constrain`] for a contact round: sets `moved[i] = 1` for every particle it moved, 0 for the

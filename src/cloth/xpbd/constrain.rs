@@ -245,18 +245,9 @@ fn limit_passes(
     max: u32,
     moved: &mut [u8],
 ) -> bool {
-    let mut any = false;
-    for k in 0..max {
-        let worst = limit_pass(model, &mut state.x, &state.inv_mass, stretch, moved);
-        if worst == 0.0 {
-            break;
-        }
-        any = true;
-        if k + 1 >= min && worst <= 1.0 + params.provot_tolerance {
-            break;
-        }
-    }
-    any
+    constraints::repeat_limit_passes(min, max, params.provot_tolerance, |_| {
+        limit_pass(model, &mut state.x, &state.inv_mass, stretch, moved)
+    })
 }
 
 /// The contact rounds and the last word of the XPBD model, after stage `collide`
