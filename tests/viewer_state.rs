@@ -410,6 +410,10 @@ fn command_line_actions_parse_to_the_same_actions() {
         ("model=xpbd", Action::SetModel(ClothModelKind::Xpbd)),
         ("inside=on", Action::ShowInside(true)),
         ("check", Action::CheckClip),
+        (
+            "cloth.Rogue_Cape=on",
+            Action::SimulateAsCloth("Rogue_Cape".into(), true),
+        ),
         ("spacing=1.25", Action::SetSpacingScale(1.25)),
     ];
     for (text, want) in cases {

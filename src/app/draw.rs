@@ -161,13 +161,20 @@ impl SceneRenderer {
         }
         let garment_shading = shading(&s.garment_shader, s.wireframe);
         for (mesh, g) in self.garments.iter().zip(&scene.garments) {
-            items.push(
-                DrawItem::new(mesh, garment_shading).with_material(ObjectMaterial {
-                    base_color: crate::garments::mesh::material_color(&scene.rig, g.mesh.as_ref())
-                        .unwrap_or_else(|| garment_color(g.kind)),
-                    ..Default::default()
-                }),
-            );
+            // A garment made from one of the character's meshes keeps its material and texture
+            // (its UVs are uploaded with it); the library's garments their own colours.
+            let own = g
+                .mesh
+                .as_ref()
+                .filter(|m| !m.uvs.is_empty())
+                .and_then(|m| m.material)
+                .and_then(|i| self.character.material(i));
+            let material = own.unwrap_or_else(|| ObjectMaterial {
+                base_color: crate::garments::mesh::material_color(&scene.rig, g.mesh.as_ref())
+                    .unwrap_or_else(|| garment_color(g.kind)),
+                ..Default::default()
+            });
+            items.push(DrawItem::new(mesh, garment_shading).with_material(material));
         }
         let mut frame = FrameScene::new(Self::camera(viewer), &items);
         let (az, el) = (s.light_azimuth.to_radians(), s.light_elevation.to_radians());

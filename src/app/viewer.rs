@@ -133,7 +133,7 @@ impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
     /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
-    /// model, self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
+    /// model, cloth.MESH (simulate the character's mesh MESH as cloth), self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {
@@ -209,7 +209,9 @@ impl Action {
             "help" => Action::ToggleHelp,
             "defaults" => Action::ResetDefaults,
             k => {
-                if let Some(kind) = k.strip_prefix("garment.") {
+                if let Some(name) = k.strip_prefix("cloth.") {
+                    Action::SimulateAsCloth(name.to_string(), on_off(need()?)?)
+                } else if let Some(kind) = k.strip_prefix("garment.") {
                     let kind: GarmentKind = kind.parse().map_err(|e| format!("{e}"))?;
                     Action::SetGarment(kind, on_off(need()?)?)
                 } else if let Some(rest) = k.strip_prefix("fabric.") {

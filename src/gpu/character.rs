@@ -27,6 +27,9 @@ pub struct GpuCharacter {
     parts: Vec<Part>,
     /// Per `rig.meshes` entry: its material's parameters and texture set.
     materials: Vec<ObjectMaterial>,
+    /// Per `rig.materials` entry: its parameters and texture set (for garments made from the
+    /// character's own meshes, which keep their material).
+    by_material: Vec<ObjectMaterial>,
 }
 
 impl GpuCharacter {
@@ -43,6 +46,34 @@ impl GpuCharacter {
         // Height map of every material: a plain weave (the bump and displacement shaders show
         // it; the others ignore it). Characters wear cloth, and glTF has no height maps.
         let weave = super::textures::weave_height(256, 32);
+        // Every material of the file, its texture uploaded once: the meshes' and those of meshes
+        // simulated as cloth (taken out of the rig's meshes but not out of its materials).
+        let by_material: Vec<ObjectMaterial> = rig
+            .materials
+            .iter()
+            .map(|mat| {
+                let mut m = ObjectMaterial {
+                    textures: TextureSetId::WEAVE,
+                    ..Default::default()
+                };
+                m.base_color = mat.base_color;
+                // glTF roughness → Blinn-Phong exponent (a common mapping: p = 2/α² − 2 with
+                // α = roughness², Walter et al. 2007 §5.2's Beckmann–Phong correspondence),
+                // clamped to the exponent's documented range.
+                let alpha = (mat.roughness * mat.roughness).clamp(0.03, 1.0);
+                m.shininess = (2.0 / (alpha * alpha) - 2.0).clamp(1.0, 2048.0);
+                m.specular = 0.04 + 0.5 * (1.0 - mat.roughness).clamp(0.0, 1.0);
+                if let Some(t) = mat.base_color_texture.map(|t| t as usize) {
+                    if let Some(tex) = rig.textures.get(t) {
+                        let set = *sets[t].get_or_insert_with(|| {
+                            renderer.create_texture_set(ctx, &tex.name, Some(tex), Some(&weave))
+                        });
+                        m.textures = set;
+                    }
+                }
+                m
+            })
+            .collect();
         let mut parts = Vec::with_capacity(rig.meshes.len());
         let mut materials = Vec::with_capacity(rig.meshes.len());
         for mesh in &rig.meshes {
@@ -81,30 +112,26 @@ impl GpuCharacter {
                 }
             };
             parts.push(part);
-            let mut m = ObjectMaterial {
-                textures: TextureSetId::WEAVE,
-                ..Default::default()
-            };
-            if let Some(mat) = mesh.material.and_then(|i| rig.materials.get(i as usize)) {
-                m.base_color = mat.base_color;
-                // glTF roughness → Blinn-Phong exponent (a common mapping: p = 2/α² − 2 with
-                // α = roughness², Walter et al. 2007 §5.2's Beckmann–Phong correspondence),
-                // clamped to the exponent's documented range.
-                let alpha = (mat.roughness * mat.roughness).clamp(0.03, 1.0);
-                m.shininess = (2.0 / (alpha * alpha) - 2.0).clamp(1.0, 2048.0);
-                m.specular = 0.04 + 0.5 * (1.0 - mat.roughness).clamp(0.0, 1.0);
-                if let Some(t) = mat.base_color_texture.map(|t| t as usize) {
-                    if let Some(tex) = rig.textures.get(t) {
-                        let set = *sets[t].get_or_insert_with(|| {
-                            renderer.create_texture_set(ctx, &tex.name, Some(tex), Some(&weave))
-                        });
-                        m.textures = set;
-                    }
-                }
-            }
+            let m = mesh
+                .material
+                .and_then(|i| by_material.get(i as usize).copied())
+                .unwrap_or(ObjectMaterial {
+                    textures: TextureSetId::WEAVE,
+                    ..Default::default()
+                });
             materials.push(m);
         }
-        Ok(Self { parts, materials })
+        Ok(Self {
+            parts,
+            materials,
+            by_material,
+        })
+    }
+
+    /// The parameters and texture set of `rig.materials[index]` as uploaded (a garment made from
+    /// one of the character's meshes is drawn with it).
+    pub fn material(&self, index: u32) -> Option<ObjectMaterial> {
+        self.by_material.get(index as usize).copied()
     }
 
     /// Uploads this frame's palettes and records the skinning dispatches into `encoder`.
