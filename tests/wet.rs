@@ -395,7 +395,7 @@ fn experiment_refuses_to_overwrite_without_force() {
     })
     .unwrap_err()
     .to_string();
-    assert!(e.contains("--n 3"), "{e}");
+    assert!(e.contains("--n = 3 is out of range"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
