@@ -183,18 +183,10 @@ fn hakama_is_divided_trousers() {
     }
 }
 
-/// Pictures of a dressed character (no GPU): `DRAPE_RIG` (`ninja` or a .glb), `DRAPE_CLIP`,
-/// `DRAPE_FRAMES` (comma-separated frame indices counted from the clip's first simulated
-/// frame; default 0 and every quarter), `DRAPE_SPACING` (× default, default 1),
-/// `DRAPE_GARMENTS` (`all` or a comma list), `DRAPE_METHOD`, `DRAPE_OUT` (PNG path,
-/// default /tmp/drape_hakama.png). Each frame from the front and from the side, garments in
-/// colour over the grey body. Run by hand:
-/// `DRAPE_RIG=rigs/corpus/robot.glb DRAPE_CLIP=walk cargo test --no-default-features --test
-/// hakama picture -- --ignored --nocapture`.
-#[test]
-#[ignore = "draws pictures; run by hand"]
-fn picture() {
-    use drape::raster::{ortho, Canvas, Shading};
+/// The dressed scene the hand-run diagnostics below look at, from `DRAPE_RIG` (`ninja` or a
+/// .glb), `DRAPE_CLIP`, `DRAPE_SPACING` (× default), `DRAPE_GARMENTS` (`all` or a comma list) and
+/// `DRAPE_METHOD`: the rig, the clip's name and the scene.
+fn diagnostic_scene() -> (drape::Rig, String, Scene) {
     let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
     let rig = match env("DRAPE_RIG").as_deref() {
         None | Some("ninja") => drape::ninja::build().unwrap().rig,
@@ -215,7 +207,24 @@ fn picture() {
         method: env("DRAPE_METHOD").map_or(drape::skin::SkinMethod::Lbs, |m| m.parse().unwrap()),
         ..SceneConfig::default()
     };
-    let mut scene = Scene::new(rig.clone(), cfg).unwrap();
+    let scene = Scene::new(rig.clone(), cfg).unwrap();
+    (rig, clip, scene)
+}
+
+/// Pictures of a dressed character (no GPU): `DRAPE_RIG` (`ninja` or a .glb), `DRAPE_CLIP`,
+/// `DRAPE_FRAMES` (comma-separated frame indices counted from the clip's first simulated
+/// frame; default 0 and every quarter), `DRAPE_SPACING` (× default, default 1),
+/// `DRAPE_GARMENTS` (`all` or a comma list), `DRAPE_METHOD`, `DRAPE_OUT` (PNG path,
+/// default /tmp/drape_hakama.png). Each frame from the front and from the side, garments in
+/// colour over the grey body. Run by hand:
+/// `DRAPE_RIG=rigs/corpus/robot.glb DRAPE_CLIP=walk cargo test --no-default-features --test
+/// hakama picture -- --ignored --nocapture`.
+#[test]
+#[ignore = "draws pictures; run by hand"]
+fn picture() {
+    use drape::raster::{ortho, Canvas, Shading};
+    let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
+    let (rig, clip, mut scene) = diagnostic_scene();
     let dt = scene.config.sim.frame_dt;
     let n = (rig.clips[rig.clip(&clip).unwrap()].duration() / dt).round() as usize;
     let frames: Vec<usize> = env("DRAPE_FRAMES").map_or_else(
@@ -324,27 +333,7 @@ fn picture() {
 #[test]
 #[ignore = "diagnostic print; run by hand"]
 fn stretch_report() {
-    let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
-    let rig = match env("DRAPE_RIG").as_deref() {
-        None | Some("ninja") => drape::ninja::build().unwrap().rig,
-        Some(p) => drape::asset::load_rig(std::path::Path::new(p)).unwrap(),
-    };
-    let clip = env("DRAPE_CLIP").unwrap_or_else(|| rig.clips[0].name.clone());
-    let factor: f32 = env("DRAPE_SPACING").map_or(1.0, |s| s.parse().unwrap());
-    let kinds: Vec<GarmentKind> = match env("DRAPE_GARMENTS").as_deref() {
-        None | Some("all") => GarmentKind::ALL.to_vec(),
-        Some(l) => l.split(',').map(|k| k.parse().unwrap()).collect(),
-    };
-    let cfg = SceneConfig {
-        clip: Some(clip.clone()),
-        garments: kinds
-            .iter()
-            .map(|&k| GarmentSpec::coarse(k, factor))
-            .collect(),
-        method: env("DRAPE_METHOD").map_or(drape::skin::SkinMethod::Lbs, |m| m.parse().unwrap()),
-        ..SceneConfig::default()
-    };
-    let mut scene = Scene::new(rig.clone(), cfg).unwrap();
+    let (rig, clip, mut scene) = diagnostic_scene();
     let dt = scene.config.sim.frame_dt;
     let n = (rig.clips[rig.clip(&clip).unwrap()].duration() / dt).round() as usize;
     let startup = (scene.startup_seconds() / dt).ceil() as usize;

@@ -282,16 +282,10 @@ fn component_of(c: &Checked<json::accessor::GenericComponentType>) -> Option<Com
 }
 
 fn index_component_of(c: &Checked<json::accessor::IndexComponentType>) -> Option<Component> {
-    use json::accessor::ComponentType as C;
     match c {
-        Checked::Valid(g) => Some(match g.0 {
-            C::I8 => Component::I8,
-            C::U8 => Component::U8,
-            C::I16 => Component::I16,
-            C::U16 => Component::U16,
-            C::U32 => Component::U32,
-            C::F32 => Component::F32,
-        }),
+        Checked::Valid(g) => {
+            component_of(&Checked::Valid(json::accessor::GenericComponentType(g.0)))
+        }
         Checked::Invalid => None,
     }
 }
