@@ -65,6 +65,11 @@ fn main() {
                 &format!("nothing was written to {}", a.out.display()),
             ),
             Command::Check(_) => install(Mode::Exit, "no --json report was written"),
+            // `scene` writes its files only after the simulation.
+            Command::Scene(a) => install(
+                Mode::Exit,
+                &format!("nothing was written to {}", a.out.display()),
+            ),
             _ => {}
         }
     }

@@ -123,3 +123,39 @@ fn an_interrupted_experiment_says_nothing_was_written() {
     assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_interrupted_scene_keeps_the_previous_run_whole() {
+    let dir = temp_dir("scene");
+    let old = b"frame,time_s\n0,0.0\n".to_vec();
+    std::fs::write(dir.join("stats.csv"), &old).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args([
+            "scene", "drop", "--n", "100", "--frames", "2000", "--force", "--quiet",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    signal(child.id(), "INT");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted (Ctrl-C); nothing was written to"),
+        "{err}"
+    );
+    assert_eq!(files_in(&dir), vec!["stats.csv".to_string()]);
+    assert_eq!(std::fs::read(dir.join("stats.csv")).unwrap(), old);
+    std::fs::remove_dir_all(&dir).ok();
+}
