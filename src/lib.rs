@@ -19,6 +19,7 @@ pub mod check;
 pub mod cli;
 pub mod cloth;
 pub mod math;
+pub mod memory;
 pub mod ninja;
 pub mod raster;
 pub mod rig;

@@ -345,6 +345,8 @@ impl Viewer {
     /// lacks the bones for are left off with a warning; fails only when no scene can be made
     /// at all (no skin, no usable skeleton).
     pub fn new(rig: Rig, character: &str, settings: ViewerSettings) -> Result<Viewer, String> {
+        // A viewer session rebuilds large scenes many times: keep resident memory flat.
+        crate::memory::tune_for_long_sessions();
         let mut messages = Vec::new();
         let scene = build_scene(&rig, &settings, &mut messages)?;
         let mut v = Viewer {
@@ -623,6 +625,8 @@ impl Viewer {
     }
 
     fn after_build(&mut self) {
+        // The previous scene was just dropped: give its pages back (crate::memory).
+        crate::memory::release_free_memory();
         self.scene.profile = true;
         self.pending = 0.0;
         apply_wetness(&self.settings, &mut self.scene);
