@@ -12,9 +12,11 @@
 //! [`tune_for_long_sessions`] fixes the threshold at 64 KiB, which turns the dynamic threshold
 //! off (mallopt(3): setting M_MMAP_THRESHOLD disables it), so large arrays are mapped and
 //! unmapped whole; [`release_free_memory`] hands the arenas' free pages back (malloc_trim(3)),
-//! which the viewer does after each rebuild. Both are no-ops off glibc. The simulation's hot
-//! loops allocate nothing per substep (their buffers live in the workspace), so the extra
-//! `mmap` calls only happen on rebuilds.
+//! which the viewer does after each rebuild. Both are no-ops off glibc. The frame loop itself
+//! allocates no large blocks (its buffers live in the workspace), so the extra `mmap` calls
+//! happen while a scene is built: `strace -k -e trace=mmap` of a 20-frame `drape bench scene`
+//! with this threshold found 391 maps, every one of them during the build (337 of them the
+//! arm-sweep measurement of the garments' fit), none per frame.
 
 use std::sync::Once;
 
