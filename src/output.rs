@@ -4,8 +4,11 @@
 //! the previous file whole, or no file — never a truncated one. Rename within one folder is
 //! atomic on POSIX file systems (rename(2)); on Windows `std::fs::rename` replaces the file too.
 //!
-//! A kill that gives the process no chance to clean up (SIGKILL) can leave the `.part` file
-//! behind; it is hidden, named after the destination, and never read by drape.
+//! A kill that gives the process no chance to clean up (SIGKILL, a power cut) can leave the
+//! `.part` file behind; it is hidden, named after the destination, and never read by drape. The
+//! next write of the same destination removes such leftovers whose process is gone
+//! ([`remove_stale_parts`]); a `.part` of a process still running (another drape writing the
+//! same file) is left alone.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
@@ -38,6 +41,7 @@ impl AtomicFile {
             std::process::id(),
             SERIAL.fetch_add(1, Ordering::Relaxed)
         ));
+        remove_stale_parts(dir, &name);
         let file = File::create(&tmp)?;
         Ok(AtomicFile {
             dest: dest.to_path_buf(),
@@ -89,6 +93,57 @@ impl Drop for AtomicFile {
         // Removed whether or not the rename happened (after it, there is nothing to remove).
         self.file.take();
         let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+/// Removes `.NAME.PID-N.part` files in `dir` left by killed runs writing `name`: those whose
+/// process no longer exists. Only files of exactly that pattern are touched; errors are
+/// ignored (a leftover is harmless, only untidy).
+pub fn remove_stale_parts(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(file) = file.to_str() else {
+            continue;
+        };
+        let Some(rest) = file
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".part"))
+        else {
+            continue;
+        };
+        let Some((pid, serial)) = rest.split_once('-') else {
+            continue;
+        };
+        let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), serial.parse::<u64>()) else {
+            continue;
+        };
+        if !process_alive(pid) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (when that cannot be told: assume it does).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        // SAFETY: signal 0 only checks that the process exists and may be signalled.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        true
     }
 }
 
@@ -189,6 +244,31 @@ mod tests {
         write_atomic(&p, b"new contents").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new contents");
         assert_eq!(entries(&d), ["out.bin"]);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn leftovers_of_killed_runs_are_removed_by_the_next_write() {
+        let d = dir("stale");
+        let p = d.join("out.glb");
+        // A pid that cannot be running: above the kernel's pid_max (at most 2^22).
+        let dead = d.join(".out.glb.4999999-0.part");
+        let alive = d.join(format!(".out.glb.{}-77.part", std::process::id()));
+        let other = d.join(".other.glb.4999999-0.part");
+        let unrelated = d.join(".out.glb.notes.part");
+        for f in [&dead, &alive, &other, &unrelated] {
+            std::fs::write(f, "left over").unwrap();
+        }
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(
+            entries(&d),
+            [
+                ".other.glb.4999999-0.part".to_string(),
+                format!(".out.glb.{}-77.part", std::process::id()),
+                ".out.glb.notes.part".to_string(),
+                "out.glb".to_string(),
+            ]
+        );
         std::fs::remove_dir_all(&d).ok();
     }
 
