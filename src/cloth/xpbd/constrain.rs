@@ -521,6 +521,8 @@ impl Kernel<'_> {
         let (xi, xj) = unsafe { (*x.0.add(i), *x.0.add(j)) };
         let d = xj - xi;
         let len = d.length();
+        // Negated on purpose: a NaN length is skipped too.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         if !(len > 1e-12) {
             return;
         }
@@ -718,6 +720,7 @@ fn limit_pass(
         let (i, j) = (gi - base, gj - base);
         let d = x[j] - x[i];
         let l2 = d.length_squared();
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         if !(l2 > max * max) || !l2.is_finite() {
             return 0.0;
         }
