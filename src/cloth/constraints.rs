@@ -17,7 +17,7 @@ use super::model::{ClothModel, EdgeSet};
 /// Returns whether it moved any particle: a pass that moved none leaves every spring within the
 /// limit, so another pass would do nothing either.
 pub fn provot(model: &ClothModel, inv_mass: &[f32], tau: f32, x: &mut [Vec3A]) -> bool {
-    provot_pass::<false>(
+    provot_pass::<false, false>(
         model,
         inv_mass,
         tau,
@@ -469,7 +469,47 @@ pub fn provot_tracked(
     if tether_slack.is_some() {
         scratch.copy_pins(model, x);
     }
-    provot_pass::<true>(
+    provot_pass::<true, false>(
+        model,
+        inv_mass,
+        tau,
+        x,
+        moved,
+        Some(scratch),
+        simd_available(),
+        tether_slack,
+    )
+}
+
+/// The XPBD model's strain-limit pass (`cloth::xpbd::constrain`): [`provot_tracked`] with the
+/// ends of a spring past the limit moved by `w_i / (w_i + w_j)` and `w_j / (w_i + w_j)` of the
+/// excess (`w` = `inv_mass`: the zero-compliance distance constraint of XPBD), not half each,
+/// and a spring of non-finite length left alone. Same skipping (blocks of springs whose
+/// particles did not move since a clean visit; [`ProvotScratch`]) and SIMD group test, so the
+/// result is that of visiting every spring in order, bit for bit.
+pub fn strain_limit_tracked(
+    model: &ClothModel,
+    inv_mass: &[f32],
+    tau: f32,
+    x: &mut [Vec3A],
+    moved: &mut [u8],
+    scratch: &mut ProvotScratch,
+    tether_slack: Option<f32>,
+) -> f32 {
+    assert_eq!(moved.len(), x.len(), "one moved flag per particle");
+    scratch.ensure(model);
+    scratch.passes += 1;
+    scratch.now += 1;
+    if scratch.now == u32::MAX {
+        scratch.now = 1;
+        scratch.stamp.fill(0);
+        scratch.invalidate();
+    }
+    let tether_slack = tether_slack.filter(|_| !model.tethers.is_empty());
+    if tether_slack.is_some() {
+        scratch.copy_pins(model, x);
+    }
+    provot_pass::<true, true>(
         model,
         inv_mass,
         tau,
@@ -482,9 +522,10 @@ pub fn provot_tracked(
 }
 
 /// The pass, with or without recording (`TRACK`; `moved` is ignored, and may be empty, when
-/// false), so the untracked pass pays nothing for the option.
+/// false), so the untracked pass pays nothing for the option; `MASS`: the XPBD model's
+/// mass-weighted moves ([`strain_limit_tracked`]) instead of Provot's equal shares.
 #[allow(clippy::too_many_arguments)]
-fn provot_pass<const TRACK: bool>(
+fn provot_pass<const TRACK: bool, const MASS: bool>(
     model: &ClothModel,
     inv_mass: &[f32],
     tau: f32,
@@ -497,7 +538,15 @@ fn provot_pass<const TRACK: bool>(
     let set = &model.limits;
     let cs = model.chunk_size;
     let limit = 1.0 + tau;
-    let w = |i: usize| if inv_mass[i] > 0.0 { 1.0 } else { 0.0 };
+    let w = |i: usize| {
+        if MASS {
+            inv_mass[i]
+        } else if inv_mass[i] > 0.0 {
+            1.0
+        } else {
+            0.0
+        }
+    };
     // One spring (ends `a`, `b` in `x`, which starts at particle `base`); returns whether it
     // moved an end. Most springs are within the limit: that test comes first, and the ends'
     // weights are read only for a spring past it.
@@ -507,7 +556,7 @@ fn provot_pass<const TRACK: bool>(
         let max_len = limit * set.rest[e];
         let d = x[b] - x[a];
         let l2 = d.length_squared();
-        if l2 <= max_len * max_len {
+        if l2 <= max_len * max_len || (MASS && !l2.is_finite()) {
             return 0.0;
         }
         let (wa, wb) = (w(ga), w(gb));
@@ -674,10 +723,26 @@ mod tests {
             let (mut ms, mut mv) = (vec![0u8; s.len()], vec![0u8; s.len()]);
             let (mut ss, mut sv) = (ProvotScratch::default(), ProvotScratch::default());
             for pass in 0..6 {
-                let ps =
-                    provot_pass::<false>(model, &inv_mass, tau, &mut s, &mut [], None, false, None);
-                let pv =
-                    provot_pass::<false>(model, &inv_mass, tau, &mut v, &mut [], None, true, None);
+                let ps = provot_pass::<false, false>(
+                    model,
+                    &inv_mass,
+                    tau,
+                    &mut s,
+                    &mut [],
+                    None,
+                    false,
+                    None,
+                );
+                let pv = provot_pass::<false, false>(
+                    model,
+                    &inv_mass,
+                    tau,
+                    &mut v,
+                    &mut [],
+                    None,
+                    true,
+                    None,
+                );
                 assert_eq!(ps, pv, "pass {pass}");
                 let bits = |p: &[Vec3A]| -> Vec<[u32; 3]> {
                     p.iter().map(|q| q.to_array().map(f32::to_bits)).collect()
@@ -689,7 +754,7 @@ mod tests {
                 ] {
                     sc.ensure(model);
                     sc.now += 1;
-                    provot_pass::<true>(model, &inv_mass, tau, t, m, Some(sc), simd, None);
+                    provot_pass::<true, false>(model, &inv_mass, tau, t, m, Some(sc), simd, None);
                 }
                 assert!(bits(&ts) == bits(&tv), "tracked pass {pass}");
                 assert!(bits(&ts) == bits(&s), "tracked and plain, pass {pass}");
@@ -727,8 +792,16 @@ mod tests {
             }
             for pass in 0..4 {
                 let simd = simd_available();
-                let pa =
-                    provot_pass::<false>(model, &inv_mass, tau, &mut a, &mut [], None, simd, None);
+                let pa = provot_pass::<false, false>(
+                    model,
+                    &inv_mass,
+                    tau,
+                    &mut a,
+                    &mut [],
+                    None,
+                    simd,
+                    None,
+                );
                 let pb = provot_tracked(
                     model,
                     &inv_mass,
