@@ -478,8 +478,30 @@ fn rest_shape_report() {
         None | Some("ninja") => drape::ninja::build().unwrap().rig,
         Some(p) => drape::asset::load_rig(std::path::Path::new(p)).unwrap(),
     };
-    let scene = hakama_at_rest(rig, factor);
+    let scene = match std::env::var("DRAPE_HAKAMA").ok().as_deref() {
+        Some(st) => {
+            let mut spec = GarmentSpec::coarse(GarmentKind::Hakama, factor);
+            spec.style = st.parse().unwrap();
+            let cfg = SceneConfig {
+                garments: vec![spec],
+                ..SceneConfig::default()
+            };
+            Scene::new(rig, cfg).unwrap()
+        }
+        None => hakama_at_rest(rig, factor),
+    };
     let f = scene.garment_frame(0);
+    {
+        // How far the cloth reaches out at the sides near the hips' height.
+        let hips = joint(&scene.rig, "Hips");
+        let side = f
+            .positions
+            .iter()
+            .filter(|p| (p.y - hips.y).abs() < 0.03 * scene.body_scale)
+            .map(|p| (p.x - hips.x).abs())
+            .fold(0.0f32, f32::max);
+        println!("reach at the sides within 3 cm of the hips' height: {side:.3} m");
+    }
     let mut e: Vec<(f32, u32, u32)> = f
         .triangles
         .iter()
