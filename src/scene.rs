@@ -14,12 +14,13 @@
 //! "Attachments").
 //!
 //! Start-up: for [`SceneConfig::settle`] seconds the character holds its layout pose (the pose
-//! the garments were laid out in, [`crate::garments::Layout`]: the bind pose, or with a hakama
-//! the bind pose with the legs spread) while the garments settle; then it blends from that pose
-//! into the clip's first frame over
-//! [`SceneConfig::blend`] seconds (the clip held at its first frame), and only then the clip
-//! plays, on the scene's clock: at scene time `t` it is at `t − settle − blend` (the player
-//! loops it; tests that want one pass set [`LoopMode::Once`] on [`Scene::player`]). Switching the clip later crossfades ([`Scene::switch_clip`]); switching the skinning
+//! the garments were laid out in, [`crate::garments::Layout`]: the bind pose, or with a divided
+//! hakama the bind pose with the legs spread) while the garments settle; then it blends from
+//! that pose into the clip's first frame over [`SceneConfig::blend`] seconds (the clip held at
+//! its first frame), and only then the clip plays, on the scene's clock: at scene time `t` it
+//! is at `t − settle − blend` (the player loops it; tests that want one pass set
+//! [`LoopMode::Once`] on [`Scene::player`]). Switching the clip later crossfades
+//! ([`Scene::switch_clip`]); switching the skinning
 //! method ([`Scene::set_method`]) changes only the body mesh.
 //!
 //! Scene files are TOML ([`SceneFile`]); `drape bake` reads them.
@@ -245,7 +246,7 @@ pub struct Scene {
     pub body_scale: f32,
     pose: Pose,
     /// The pose of the start-up's settle, blended from into the first frame: the layout pose
-    /// ([`crate::garments::Layout`]; the bind pose unless there is a hakama).
+    /// ([`crate::garments::Layout`]; the bind pose unless there is a divided hakama).
     start_pose: Pose,
     first_frame: Pose,
     world_from_node: Vec<Mat4>,
@@ -321,8 +322,8 @@ impl Scene {
         let mut built = Vec::new();
         let bones;
         // The library's garments are laid out, and the start-up settles them, in the layout
-        // pose (the legs spread under a hakama); a mesh garment's rest shape is its modelled
-        // mesh, at the bind pose.
+        // pose (the legs spread under a divided hakama); a mesh garment's rest shape is its
+        // modelled mesh, at the bind pose.
         let layout;
         let mut start_frame = ProxyFrame::default();
         {

@@ -36,11 +36,11 @@ pub struct Layout {
 }
 
 /// The layout pose for `specs` on `body` (at its bind pose, with its proxies' joints, see
-/// [`BodyAtRest::with_proxy_joints`]): the bind pose unless a divided hakama is among them, else the
-/// least spread in [`SPREAD_DEG`] (whole degrees) at which the legs' proxies leave room on the
-/// mid-line for the hakama's two inner walls, each its least gap off the mid-line and clear of
-/// the legs by its clearance, from halfway down the thighs to the hem; the most if no spread
-/// does (then the crotch seam drops to where there is room, as at the bind pose).
+/// [`BodyAtRest::with_proxy_joints`]): the bind pose unless a divided hakama is among them,
+/// else the least spread in [`SPREAD_DEG`] (whole degrees) at which the legs' proxies leave
+/// room on the mid-line for the hakama's two inner walls, each its least gap off the mid-line
+/// and clear of the legs by its clearance, from halfway down the thighs to the hem; the most
+/// if no spread does (then the crotch seam drops to where there is room, as at the bind pose).
 pub fn layout(body: &BodyAtRest, specs: &[GarmentSpec]) -> Layout {
     let sk = &body.rig.skeleton;
     let rest = Pose::rest(sk);
