@@ -1,6 +1,7 @@
-//! The hakama, pleated divided trousers (umanori): its shape at rest and the measurements of
-//! the rig's clips that only it needs (where the thighs reach over the waist, whether the arms
-//! hang by the hips).
+//! The hakama, pleated divided trousers (umanori), in two cuts ([`HakamaStyle`]): two open
+//! half-skirts (the default) or divided trousers with a tube per leg. Its shape at rest and the
+//! measurements of the rig's clips that only it needs (where the thighs reach over the waist,
+//! whether the arms hang by the hips, the crotch seam's height).
 
 use super::fit::{leg_length, BodyAtRest};
 use super::sheet::Sheet;
@@ -31,9 +32,9 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
 ///
 /// So each leg of the wearer is inside its own tube from the crotch down and cannot leave it:
 /// a kicking leg lifts its own tube, and the cloth falls back round the leg when it comes
-/// down. The open half-skirts this replaces (issue 19) had free edges at the mid-plane that a
-/// high kick threw over the guard and that stayed draped over the forearms, and open sides a
-/// hanging hand gathered up in a walk. A closed skirt (the first version) had to go round both
+/// down. The open half-skirts ([`half_skirts`], issue 19) have free edges at the mid-plane
+/// that a high kick throws over the guard and that stay draped over the forearms, and open
+/// sides a hanging hand gathers up in a walk. A closed skirt (the first version) had to go round both
 /// legs, so a kicking knee stretched its ring between the standing and the kicking leg; here
 /// the seam gives way as the tubes move apart, the standing leg's inner wall rising with it.
 fn divided(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
