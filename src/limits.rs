@@ -219,6 +219,10 @@ fn skinning(s: &str) -> Result<(), String> {
 fn cloth_model(s: &str) -> Result<(), String> {
     s.parse::<crate::cloth::ClothModelKind>().map(|_| ())
 }
+fn hakama_style(s: &str) -> Result<(), String> {
+    s.parse::<crate::garments::HakamaStyle>().map(|_| ())
+}
+
 fn garment_kind(s: &str) -> Result<(), String> {
     s.parse::<crate::garments::GarmentKind>()
         .map(|_| ())
@@ -262,6 +266,7 @@ pub const GARMENT_KEYS: &[(&str, Accepts)] = &[
     ("damping", Accepts::Number(&DAMPING)),
     ("thickness", Accepts::Number(&THICKNESS)),
     ("friction", Accepts::Number(&FRICTION)),
+    ("style", Accepts::Word(hakama_style)),
 ];
 
 /// Checks a parsed scene file against [`SCENE_KEYS`]: every key known, every value of the

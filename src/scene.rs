@@ -13,11 +13,14 @@
 //! fast kick sweeps through the cloth in small steps (PHYSICS.md §2 "Moving colliders", §4
 //! "Attachments").
 //!
-//! Start-up: for [`SceneConfig::settle`] seconds the character holds its bind pose while the
-//! garments settle; then it blends from the bind pose into the clip's first frame over
-//! [`SceneConfig::blend`] seconds (the clip held at its first frame), and only then the clip
-//! plays, on the scene's clock: at scene time `t` it is at `t − settle − blend` (the player
-//! loops it; tests that want one pass set [`LoopMode::Once`] on [`Scene::player`]). Switching the clip later crossfades ([`Scene::switch_clip`]); switching the skinning
+//! Start-up: for [`SceneConfig::settle`] seconds the character holds its layout pose (the pose
+//! the garments were laid out in, [`crate::garments::Layout`]: the bind pose, or with a divided
+//! hakama the bind pose with the legs spread) while the garments settle; then it blends from
+//! that pose into the clip's first frame over [`SceneConfig::blend`] seconds (the clip held at
+//! its first frame), and only then the clip plays, on the scene's clock: at scene time `t` it
+//! is at `t − settle − blend` (the player loops it; tests that want one pass set
+//! [`LoopMode::Once`] on [`Scene::player`]). Switching the clip later crossfades
+//! ([`Scene::switch_clip`]); switching the skinning
 //! method ([`Scene::set_method`]) changes only the body mesh.
 //!
 //! Scene files are TOML ([`SceneFile`]); `drape bake` reads them.
@@ -242,7 +245,9 @@ pub struct Scene {
     /// The body scale the garments were laid out at ([`BodyAtRest::scale`]).
     pub body_scale: f32,
     pose: Pose,
-    rest_pose: Pose,
+    /// The pose of the start-up's settle, blended from into the first frame: the layout pose
+    /// ([`crate::garments::Layout`]; the bind pose unless there is a divided hakama).
+    start_pose: Pose,
     first_frame: Pose,
     world_from_node: Vec<Mat4>,
     world_from_bind: Vec<Mat4>,
@@ -316,6 +321,11 @@ impl Scene {
         let rest_frame = proxies.rest_frame(body_rig_ref, skin);
         let mut built = Vec::new();
         let bones;
+        // The library's garments are laid out, and the start-up settles them, in the layout
+        // pose (the legs spread under a divided hakama); a mesh garment's rest shape is its
+        // modelled mesh, at the bind pose.
+        let layout;
+        let mut start_frame = ProxyFrame::default();
         {
             let body = BodyAtRest::with_bones(
                 body_rig_ref,
@@ -325,10 +335,15 @@ impl Scene {
                 &config.bones,
             )?
             .with_proxy_joints(&proxies.joint);
+            layout = crate::garments::layout(&body, &config.garments);
+            let mut wfb = Vec::new();
+            world_from_bind(&layout.world_from_node, &body_rig_ref.skins[skin], &mut wfb);
+            proxies.update(&wfb, &mut start_frame);
+            let laid_out = body.at_pose(&layout.world_from_node, &start_frame);
             for (spec, mesh) in config.garments.iter().zip(&meshes) {
                 built.push(match mesh {
                     Some(m) => build_mesh_garment(&body, spec, m)?,
-                    None => build_garment(&body, spec)?,
+                    None => build_garment(&laid_out, spec)?,
                 });
             }
             bones = (body.bones.clone(), body.scale);
@@ -356,14 +371,14 @@ impl Scene {
         let colliders = proxies
             .capsules
             .iter()
-            .map(|&c| Collider::fixed(capsule_shape(&rest_frame, c)))
+            .map(|&c| Collider::fixed(capsule_shape(&start_frame, c)))
             .collect();
-        let bvh = ProxyBvh::build(&proxies.capsules, &rest_frame);
+        let bvh = ProxyBvh::build(&proxies.capsules, &start_frame);
         let mut player = Player::new(&rig.skeleton, &rig.skins);
         player.set_root_motion(config.root_motion);
         player.set_loop_mode(LoopMode::Loop);
-        let rest_pose = Pose::rest(&rig.skeleton);
-        let mut first_frame = rest_pose.clone();
+        let start_pose = layout.pose;
+        let mut first_frame = Pose::rest(&rig.skeleton);
         if let Some(c) = clip {
             // Start the clip paused at its first frame: the blend target, with the player's
             // root-motion handling applied.
@@ -375,7 +390,7 @@ impl Scene {
         if config.method == SkinMethod::Cor {
             skinner.prepare_cor(&rig, progress);
         }
-        let world_from_node = rig.skeleton.rest_world();
+        let world_from_node = layout.world_from_node;
         skinner.update(&rig, &world_from_node, config.method);
         let mut world_from_bind_m = Vec::new();
         world_from_bind(&world_from_node, &rig.skins[skin], &mut world_from_bind_m);
@@ -398,8 +413,8 @@ impl Scene {
             Phase::Play
         };
         let mut scene = Scene {
-            pose: rest_pose.clone(),
-            rest_pose,
+            pose: start_pose.clone(),
+            start_pose,
             first_frame,
             world_from_node,
             world_from_bind: world_from_bind_m,
@@ -407,7 +422,7 @@ impl Scene {
             rig,
             player,
             skinner,
-            proxy_frame: rest_frame,
+            proxy_frame: start_frame,
             proxies,
             bvh,
             garments,
@@ -490,10 +505,10 @@ impl Scene {
             clip_dt = self.time - (settle + blend);
         }
         match self.phase {
-            Phase::Settle => self.pose.local.clone_from(&self.rest_pose.local),
+            Phase::Settle => self.pose.local.clone_from(&self.start_pose.local),
             Phase::Blend => {
                 let s = smoothstep((self.time - settle) / blend.max(1e-6));
-                self.pose.blend(&self.rest_pose, &self.first_frame, s);
+                self.pose.blend(&self.start_pose, &self.first_frame, s);
             }
             Phase::Play => {
                 self.player.advance(clip_dt, &self.rig.clips);
@@ -692,7 +707,7 @@ impl Scene {
 /// substeps = 16
 /// self_collision = true
 /// model = "mass_spring"    # cloth model: mass_spring | xpbd
-/// settle = 0.5             # s of bind pose
+/// settle = 0.5             # s of bind pose (layout pose: see Scene's start-up)
 /// blend = 0.5              # s of blend into the first frame
 /// fps = 60
 ///
@@ -700,6 +715,10 @@ impl Scene {
 /// kind = "cape"            # cape | hakama | sash | headband
 /// spacing = 0.02           # m, optional
 /// length = 1.0             # optional
+///
+/// [[garment]]
+/// kind = "hakama"
+/// style = "divided"        # half_skirts (default) | divided: trousers, legs spread at start
 ///
 /// [[garment]]              # a modelled mesh as cloth (instead of `kind`; see garments::mesh)
 /// mesh = "Cape"            # a mesh of the rig (node, mesh or "node/mesh#0" name), or a
@@ -766,6 +785,8 @@ pub struct GarmentEntry {
     pub damping: Option<f32>,
     pub thickness: Option<f32>,
     pub friction: Option<f32>,
+    /// A hakama's cut: `half_skirts` (default) or `divided` ([`crate::garments::HakamaStyle`]).
+    pub style: Option<String>,
 }
 
 impl SceneFile {
@@ -903,6 +924,12 @@ impl SceneFile {
                 set(g.damping, &lim::DAMPING, "damping", &mut f.damping_ratio)?;
                 set(g.thickness, &lim::THICKNESS, "thickness", &mut f.thickness)?;
                 set(g.friction, &lim::FRICTION, "friction", &mut f.friction)?;
+                if let Some(st) = &g.style {
+                    if s.kind != crate::garments::GarmentKind::Hakama {
+                        return Err(format!("{}: only a hakama has a style", key("style")));
+                    }
+                    s.style = st.parse().map_err(|e| format!("{}: {e}", key("style")))?;
+                }
                 c.garments.push(s);
             }
         }

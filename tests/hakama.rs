@@ -4,17 +4,21 @@
 //! pictures of a dressed character drawn with the CPU rasteriser (no GPU), where it
 //! over-stretches, and how much room the body's proxies leave between the legs.
 //!
-//! All ignored: the target test fails on today's half-skirts, and the others print. Why the
-//! tubes are not in yet: on every body we dress (the built-in ninja and the three corpus
-//! bodies) the two legs' proxies touch or overlap on the mid-line from the crotch to the
-//! ankles at the bind pose, where the garments are laid out (`rest_shape_report`: the ninja
-//! −3 mm, long_hair −1 to −2 mm, the soldier −1 to −6 cm; the robot leaves +1.0 to +1.6 cm, less
-//! than two cloth layers at their clearance). An inner wall between the legs then starts
-//! inside the body, which issue 5's checks refuse; a seam only where there is room fell to two
-//! rows above the hem on all four, a closed skirt, which over-stretches in kicks (ninja coarse
-//! front kick 112.2-114.4 % against the 112 % limit).
+//! The hakama is cut as divided trousers with `style = "divided"` (`HakamaStyle::Divided`):
+//! laid out, and settled, in a layout pose with the thighs turned outward
+//! (`drape::garments::layout`: the least whole degree up to 20° that leaves the two tubes'
+//! inner walls room on the mid-line; at the bind pose every body we dress leaves none, see
+//! `rest_shape_report`: the ninja −3 mm, long_hair −1 to −2 mm, the soldier −1 to −6 cm, the
+//! robot +1.0 to +1.6 cm). The default stays the two half-skirts: the divided cut does not yet
+//! pass issue 5's per-frame checks on the corpus (`divided_coarse_report`). The structure
+//! test runs at the coarse tests' spacing; the others are ignored and print.
 
-use drape::garments::{GarmentKind, GarmentSpec};
+#[path = "support/dressed.rs"]
+mod dressed;
+#[path = "support/tools.rs"]
+mod tools;
+
+use drape::garments::{GarmentKind, GarmentSpec, HakamaStyle};
 use drape::math::{Vec2, Vec3};
 use drape::rig::Rig;
 use drape::scene::{Scene, SceneConfig};
@@ -30,10 +34,18 @@ fn corpus_rig(name: &str) -> Rig {
 /// garment at rest.
 fn hakama_at_rest(rig: Rig, factor: f32) -> Scene {
     let cfg = SceneConfig {
-        garments: vec![GarmentSpec::coarse(GarmentKind::Hakama, factor)],
+        garments: vec![divided(GarmentSpec::coarse(GarmentKind::Hakama, factor))],
         ..SceneConfig::default()
     };
     Scene::new(rig, cfg).expect("the hakama dresses")
+}
+
+/// `spec` cut as divided trousers if it is a hakama.
+fn divided(spec: GarmentSpec) -> GarmentSpec {
+    GarmentSpec {
+        style: HakamaStyle::Divided,
+        ..spec
+    }
 }
 
 /// The mesh's boundary as closed loops of vertex indices.
@@ -99,12 +111,24 @@ fn joint(rig: &Rig, base: &str) -> Vec3 {
     rig.skeleton.rest_world()[i].transform_point3(Vec3::ZERO)
 }
 
-/// On every corpus body and the ninja, at the coarse tests' spacing and the default one: the
-/// hakama's boundary is three loops, the waist (all pinned) and two hems; each hem goes round
-/// its own leg (the ankle's vertical) once and not round the other; and the crotch seam (the
-/// lowest unpinned vertices on the mid-plane that both tubes share) is below the body.
+/// World position of the Mixamo bone `base` in the scene's current pose (before the first
+/// step: the layout pose the garments were laid out in).
+fn joint_now(scene: &Scene, base: &str) -> Vec3 {
+    let i = scene
+        .rig
+        .skeleton
+        .find(&format!("mixamorig:{base}"))
+        .unwrap_or_else(|| panic!("no mixamorig:{base}"));
+    scene.world_from_node()[i].transform_point3(Vec3::ZERO)
+}
+
+/// On every corpus body and the ninja, the divided cut at the coarse tests' spacing (and the
+/// default one with `DRAPE_DEFAULT_SPACING`), laid out in the layout pose: the hakama's
+/// boundary is three loops, the waist (all pinned) and two hems; each hem goes round its own
+/// leg (the knee's vertical) once and not round the other; the crotch seam (the lowest
+/// unpinned vertices on the mid-plane that both tubes share) is below the body; and the
+/// legs' proxies leave room on the mid-line from the seam to the hem.
 #[test]
-#[ignore = "issue 19.3's target: fails until the hakama is divided trousers"]
 fn hakama_is_divided_trousers() {
     let rigs: Vec<(&str, Rig)> = vec![
         ("ninja", drape::ninja::build().unwrap().rig),
@@ -113,10 +137,17 @@ fn hakama_is_divided_trousers() {
         ("long_hair", corpus_rig("long_hair")),
     ];
     for (name, rig) in rigs {
-        let knees = [joint(&rig, "LeftLeg"), joint(&rig, "RightLeg")];
         let hips = joint(&rig, "Hips");
-        for factor in [3.0, 1.0] {
+        // The default spacing too with `DRAPE_DEFAULT_SPACING=1` (slower).
+        let factors: &[f32] = if std::env::var_os("DRAPE_DEFAULT_SPACING").is_some() {
+            &[3.0, 1.0]
+        } else {
+            &[3.0]
+        };
+        for &factor in factors {
             let scene = hakama_at_rest(rig.clone(), factor);
+            // Laid out with the legs spread (`drape::garments::layout`).
+            let knees = [joint_now(&scene, "LeftLeg"), joint_now(&scene, "RightLeg")];
             let f = scene.garment_frame(0);
             let pinned = |i: u32| scene.model.is_pinned(i as usize);
             let loops = boundary_loops(&f.triangles);
@@ -172,20 +203,48 @@ fn hakama_is_divided_trousers() {
                 crotch > 0.0,
                 "{name} ×{factor}: the crotch seam at {seam_y} m is inside the body ({crotch})"
             );
+            // How far the layout pose turned the thighs out, and the room it leaves between
+            // the legs on the mid-line from the seam to the hem.
+            let down = |k: &str, l: &str| (joint_now(&scene, l) - joint_now(&scene, k)).normalize();
+            let bind = |k: &str, l: &str| (joint(&scene.rig, l) - joint(&scene.rig, k)).normalize();
+            let spread = [("LeftUpLeg", "LeftLeg"), ("RightUpLeg", "RightLeg")]
+                .map(|(k, l)| down(k, l).angle_between(bind(k, l)).to_degrees());
+            let hem_y = hems[0].iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
+            let room = (0..=20)
+                .map(|k| seam_y + (hem_y - seam_y) * k as f32 / 20.0)
+                .map(|y| {
+                    drape::body::union_sdf(
+                        Vec3::new(hips.x, y, hips.z),
+                        &scene.proxy_frame,
+                        &scene.proxies.capsules,
+                    )
+                })
+                .fold(f32::INFINITY, f32::min);
+            assert!(
+                room > 0.0,
+                "{name} ×{factor}: the legs' proxies cross the mid-line below the seam ({room})"
+            );
             println!(
-                "{name} ×{factor}: {} particles, seam {:.3} m ({:.3} below the hips), hems at {:.3} m",
+                "{name} ×{factor}: {} particles, seam {:.3} m ({:.3} below the hips, knees at \
+                 {:.3}), hems at {hem_y:.3} m; thighs {:.1}° / {:.1}° out from the bind \
+                 pose, room on the mid-line below the seam {:.1} mm",
                 f.positions.len(),
                 seam_y,
                 hips.y - seam_y,
-                hems[0].iter().map(|p| p.y).fold(f32::INFINITY, f32::min)
+                knees[0].y,
+                spread[0],
+                spread[1],
+                room * 1e3
             );
         }
     }
 }
 
 /// The dressed scene the hand-run diagnostics below look at, from `DRAPE_RIG` (`ninja` or a
-/// .glb), `DRAPE_CLIP`, `DRAPE_SPACING` (× default), `DRAPE_GARMENTS` (`all` or a comma list) and
-/// `DRAPE_METHOD`: the rig, the clip's name and the scene.
+/// .glb), `DRAPE_CLIP`, `DRAPE_SPACING` (× default), `DRAPE_GARMENTS` (`all` or a comma list),
+/// `DRAPE_HAKAMA` (the hakama's style; divided unless set), `DRAPE_SETTLE`, `DRAPE_BLEND` (s)
+/// and `DRAPE_METHOD`: the rig, the
+/// clip's name and the scene.
 fn diagnostic_scene() -> (drape::Rig, String, Scene) {
     let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
     let rig = match env("DRAPE_RIG").as_deref() {
@@ -202,9 +261,22 @@ fn diagnostic_scene() -> (drape::Rig, String, Scene) {
         clip: Some(clip.clone()),
         garments: kinds
             .iter()
-            .map(|&k| GarmentSpec::coarse(k, factor))
+            .map(|&k| {
+                let s = GarmentSpec::coarse(k, factor);
+                // `DRAPE_HAKAMA=half_skirts` for the default cut; divided otherwise.
+                match env("DRAPE_HAKAMA") {
+                    Some(st) => GarmentSpec {
+                        style: st.parse().unwrap(),
+                        ..s
+                    },
+                    None => divided(s),
+                }
+            })
             .collect(),
         method: env("DRAPE_METHOD").map_or(drape::skin::SkinMethod::Lbs, |m| m.parse().unwrap()),
+        // The coarse tests' start-up is `DRAPE_SETTLE=0.2 DRAPE_BLEND=0.3`.
+        settle: env("DRAPE_SETTLE").map_or(0.5, |s| s.parse().unwrap()),
+        blend: env("DRAPE_BLEND").map_or(0.5, |s| s.parse().unwrap()),
         ..SceneConfig::default()
     };
     let scene = Scene::new(rig.clone(), cfg).unwrap();
@@ -342,6 +414,26 @@ fn stretch_report() {
     for f in 0..startup + n {
         scene.step(dt);
         let m = &scene.model;
+        // The deepest unpinned particle inside the proxies, if more than 1 mm (issue 5).
+        let deepest = (0..m.len())
+            .filter(|&i| !m.is_pinned(i))
+            .map(|i| {
+                let p: Vec3 = scene.state.x[i].into();
+                (
+                    drape::body::union_sdf(p, &scene.proxy_frame, &scene.proxies.capsules),
+                    i,
+                )
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((d, i)) = deepest.filter(|d| d.0 < -1e-3) {
+            println!(
+                "frame {f} ({:?}): particle {i} ({}) {:.1} mm inside, rest {:+.3?}",
+                scene.phase,
+                m.garments[m.garment_of[i] as usize].name,
+                -d * 1e3,
+                Vec3::from(m.rest[i]) - rest_hips
+            );
+        }
         let Some((e, r)) = m.worst_limit_spring(&scene.state.x) else {
             continue;
         };
@@ -386,8 +478,30 @@ fn rest_shape_report() {
         None | Some("ninja") => drape::ninja::build().unwrap().rig,
         Some(p) => drape::asset::load_rig(std::path::Path::new(p)).unwrap(),
     };
-    let scene = hakama_at_rest(rig, factor);
+    let scene = match std::env::var("DRAPE_HAKAMA").ok().as_deref() {
+        Some(st) => {
+            let mut spec = GarmentSpec::coarse(GarmentKind::Hakama, factor);
+            spec.style = st.parse().unwrap();
+            let cfg = SceneConfig {
+                garments: vec![spec],
+                ..SceneConfig::default()
+            };
+            Scene::new(rig, cfg).unwrap()
+        }
+        None => hakama_at_rest(rig, factor),
+    };
     let f = scene.garment_frame(0);
+    {
+        // How far the cloth reaches out at the sides near the hips' height.
+        let hips = joint(&scene.rig, "Hips");
+        let side = f
+            .positions
+            .iter()
+            .filter(|p| (p.y - hips.y).abs() < 0.03 * scene.body_scale)
+            .map(|p| (p.x - hips.x).abs())
+            .fold(0.0f32, f32::max);
+        println!("reach at the sides within 3 cm of the hips' height: {side:.3} m");
+    }
     let mut e: Vec<(f32, u32, u32)> = f
         .triangles
         .iter()
@@ -407,6 +521,12 @@ fn rest_shape_report() {
             f.positions[*a as usize], f.positions[*b as usize]
         );
     }
+    for (d, a, b) in e.iter().rev().take(6) {
+        println!(
+            "shortest {d:.4} m: {a} {:.3?} - {b} {:.3?}",
+            f.positions[*a as usize], f.positions[*b as usize]
+        );
+    }
     println!("{} particles", f.positions.len());
     let hips = joint(&scene.rig, "Hips");
     for k in 0..20 {
@@ -421,4 +541,76 @@ fn rest_shape_report() {
         }
         println!();
     }
+}
+
+/// A scene file picks the hakama's cut with `style`; the half-skirts stay the default, and a
+/// style on another garment or an unknown one is refused, naming the key.
+#[test]
+fn scene_file_style_picks_the_cut() {
+    use drape::scene::SceneFile;
+    let config = |t: &str| SceneFile::parse(t).and_then(|f| f.config());
+    let c = config("[[garment]]\nkind = \"hakama\"\nstyle = \"divided\"\n").unwrap();
+    assert_eq!(c.garments[0].style, HakamaStyle::Divided);
+    let c = config("[[garment]]\nkind = \"hakama\"\n").unwrap();
+    assert_eq!(c.garments[0].style, HakamaStyle::HalfSkirts);
+    let e = config("[[garment]]\nkind = \"cape\"\nstyle = \"divided\"\n").unwrap_err();
+    assert!(e.contains("garment[0].style"), "{e}");
+    let e = config("[[garment]]\nkind = \"hakama\"\nstyle = \"kilt\"\n").unwrap_err();
+    assert!(e.contains("style") && e.contains("kilt"), "{e}");
+}
+
+/// The coarse corpus tests' run (`tests/corpus.rs`: every garment at 3 × the spacing, settle
+/// 0.2 s, blend 0.3 s, issue 5's checks at the end of every frame) with the hakama cut as
+/// divided trousers: on `DRAPE_RIG` (`ninja` or a .glb; default the three corpus bodies),
+/// every clip (or `DRAPE_CLIP`), LBS and DQS (or `DRAPE_METHOD`); prints each case's first
+/// violation and fails if any. Run by hand with `--ignored --nocapture`.
+#[test]
+#[ignore = "report: the divided hakama against the coarse per-frame checks"]
+fn divided_coarse_report() {
+    use drape::anim::player::LoopMode;
+    let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
+    let rigs: Vec<(String, Rig)> = match env("DRAPE_RIG").as_deref() {
+        Some("ninja") => vec![("ninja".into(), drape::ninja::build().unwrap().rig)],
+        Some(p) => vec![(
+            p.into(),
+            drape::asset::load_rig(std::path::Path::new(p)).unwrap(),
+        )],
+        None => ["robot", "soldier", "long_hair"]
+            .iter()
+            .map(|n| (n.to_string(), corpus_rig(n)))
+            .collect(),
+    };
+    let methods: Vec<drape::skin::SkinMethod> = match env("DRAPE_METHOD") {
+        Some(m) => vec![m.parse().unwrap()],
+        None => vec![drape::skin::SkinMethod::Lbs, drape::skin::SkinMethod::Dqs],
+    };
+    let mut failures = 0;
+    for (name, rig) in &rigs {
+        let clips: Vec<String> = match env("DRAPE_CLIP") {
+            Some(c) => vec![c],
+            None => rig.clips.iter().map(|c| c.name.clone()).collect(),
+        };
+        for clip in &clips {
+            for &method in &methods {
+                let mut cfg = dressed::coarse_config(Some(clip.clone()), &GarmentKind::ALL);
+                cfg.garments = cfg.garments.into_iter().map(divided).collect();
+                cfg.method = method;
+                let mut scene = Scene::new(rig.clone(), cfg).unwrap();
+                scene.player.set_loop_mode(LoopMode::Once);
+                let c = &rig.clips[rig.clip(clip).unwrap()];
+                let frames = ((scene.startup_seconds() + c.duration()) * 60.0).ceil() as usize + 1;
+                let mut verdict = "ok".to_string();
+                for f in 0..frames {
+                    scene.step(1.0 / 60.0);
+                    if let Err(e) = dressed::check_frame(&scene) {
+                        verdict = format!("frame {f} ({:?}): {e}", scene.phase);
+                        failures += 1;
+                        break;
+                    }
+                }
+                println!("{name} {clip} ({method}): {verdict}");
+            }
+        }
+    }
+    assert_eq!(failures, 0, "{failures} cases fail");
 }

@@ -120,6 +120,7 @@ fn every_other_key_refuses_the_wrong_type() {
                     "model" => &["\"mass_spring\"", "\"xpbd\""],
                     "root_motion" => &["\"in_place\"", "\"travel\"", "\"authored\""],
                     "kind" => &["\"cape\"", "\"hakama\"", "\"sash\"", "\"headband\""],
+                    "style" => &["\"half_skirts\"", "\"divided\""],
                     other => panic!("no good values listed for the word key '{other}'"),
                 };
                 (good, &["\"bogus\"", "3"])
@@ -182,9 +183,10 @@ fn each_key_reaches_the_configuration() {
          k_structural = 123\nk_shear = 45\nk_bend = 6\narea_density = 0.3\ndamping = 0.4\n\
          thickness = 0.004\nfriction = 0.7\n\
          [[garment]]\nmesh = { file = \"coat.glb\", node = \"Coat\" }\npin = { within = 0.02 }\n\
-         max_distance = 0.05\n",
+         max_distance = 0.05\n[[garment]]\nkind = \"hakama\"\nstyle = \"divided\"\n",
     )
     .unwrap();
+    assert_eq!(c.garments[2].style, drape::garments::HakamaStyle::Divided);
     let m = c.garments[1].mesh.as_ref().expect("a mesh garment");
     assert_eq!(m.max_distance, 0.05);
     assert_eq!(m.pin, drape::garments::mesh::PinRule::Within(0.02));
@@ -218,7 +220,7 @@ fn each_key_reaches_the_configuration() {
     let text =
         "rig clip skinning substeps self_collision model settle blend fps root_motion bones \
                 garment kind spacing clearance length k_structural k_shear k_bend area_density \
-                damping thickness friction mesh pin max_distance";
+                damping thickness friction mesh pin max_distance style";
     for (_, key, _) in every_key() {
         if key != "clips" {
             assert!(text.split(' ').any(|k| k == key), "{key} is not tested");

@@ -10,7 +10,7 @@ use clap::Args as ClapArgs;
 
 use super::CliError;
 use crate::check::{check_clip, ClipReport, Report, ReturnKind, Thresholds};
-use crate::garments::{GarmentKind, GarmentSpec};
+use crate::garments::{GarmentKind, GarmentSpec, HakamaStyle};
 use crate::scene::{load_rig_named, SceneConfig};
 use crate::skin::SkinMethod;
 
@@ -39,6 +39,10 @@ pub struct Args {
     /// Print only the table and the verdict (no per-clip progress on stderr).
     #[arg(long)]
     pub quiet: bool,
+    /// How the hakama is cut: half_skirts (the default) or divided (trousers with a tube per
+    /// leg, laid out with the legs spread), as a scene file's `style`.
+    #[arg(long, default_value = "half_skirts")]
+    pub hakama: String,
 }
 
 fn cm(m: f32) -> String {
@@ -127,11 +131,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
             ))
         })?]
     };
+    let style: HakamaStyle = args
+        .hakama
+        .parse()
+        .map_err(|e: String| CliError::new(format!("--hakama: {e}")))?;
     let config = SceneConfig {
         method,
         garments: GarmentKind::ALL
             .iter()
-            .map(|&k| GarmentSpec::coarse(k, args.spacing))
+            .map(|&k| GarmentSpec {
+                style,
+                ..GarmentSpec::coarse(k, args.spacing)
+            })
             .collect(),
         ..SceneConfig::default()
     };

@@ -113,6 +113,43 @@ impl<'a> BodyAtRest<'a> {
         Ok(b)
     }
 
+    /// The same body in another pose of its skeleton (`world_from_node`, every node's world
+    /// matrix) with its proxies there (`proxies`, indexed like this body's): the garments laid
+    /// out on it fit that pose, and their pins bind through its skin matrices, so they are
+    /// placed on the skin in any pose as usual. The bone map, axes and scale stay the bind
+    /// pose's (the layout pose, [`super::layout`], moves only the legs).
+    pub fn at_pose<'b>(
+        &'b self,
+        world_from_node: &[Mat4],
+        proxies: &'b ProxyFrame,
+    ) -> BodyAtRest<'b> {
+        let mut world_from_bind = Vec::new();
+        crate::body::world_from_bind(
+            world_from_node,
+            &self.rig.skins[self.skin],
+            &mut world_from_bind,
+        );
+        BodyAtRest {
+            rig: self.rig,
+            skin: self.skin,
+            world_from_bind,
+            proxies,
+            capsules: self.capsules,
+            joint_world: world_from_node
+                .iter()
+                .map(|m| m.transform_point3(Vec3::ZERO))
+                .collect(),
+            bones: self.bones.clone(),
+            scale: self.scale,
+            up: self.up,
+            forward: self.forward,
+            left: self.left,
+            sweep: std::cell::OnceCell::new(),
+            proxy_joints: self.proxy_joints,
+            limbs: std::cell::OnceCell::new(),
+        }
+    }
+
     /// Tells the library which skin joint each proxy sphere follows (`Proxies::joint`, one per
     /// sphere of `proxies`), so that a waistband can keep its pins out of where the limbs'
     /// proxies go in the rig's clips (`BodyAtRest::limb_sweep`). Without it (or with a list of

@@ -1,13 +1,259 @@
-//! The hakama, a pleated divided trouser (umanori): its shape at rest and the measurements of
-//! the rig's clips that only it needs (where the thighs reach over the waist, whether the arms
-//! hang by the hips).
+//! The hakama, pleated divided trousers (umanori), in two cuts ([`HakamaStyle`]): two open
+//! half-skirts (the default) or divided trousers with a tube per leg. Its shape at rest and the
+//! measurements of the rig's clips that only it needs (where the thighs reach over the waist,
+//! whether the arms hang by the hips, the crotch seam's height).
 
 use super::fit::{leg_length, BodyAtRest};
 use super::sheet::Sheet;
-use super::{GarmentError, GarmentSpec};
-use crate::math::Vec3;
+use super::{GarmentError, GarmentSpec, HakamaStyle};
+use crate::math::{Vec2, Vec3};
 
-/// The hakama: a divided trouser (umanori), two very wide legs side by side.
+/// The hakama's shape at rest, in the style `spec.style` asks for.
+pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
+    match spec.style {
+        HakamaStyle::HalfSkirts => half_skirts(body, spec),
+        HakamaStyle::Divided => divided(body, spec),
+    }
+}
+
+/// The hakama as divided trousers ([`HakamaStyle::Divided`]): one wide leg per leg of the
+/// wearer, laid out in the layout pose ([`super::layout`]) with the legs spread.
+///
+/// Three pieces sewn into one closed mesh:
+/// - the **seat**, a pleated ring round the pelvis from the waist (its top row, all pinned,
+///   hugging the trunk) down to the crotch seam, widening within its upper part to `ease`
+///   around the widest the body gets between the waist and the crotch seam;
+/// - the **crotch seam** (the gusset's bottom edge): a line in the body's mid-plane from the
+///   seat's back centre to its front centre, under the wearer's crotch, halfway from the
+///   body's crotch to the knees (lower where the thighs leave less room between them);
+/// - two **leg tubes**, each hanging from half of the seat's bottom ring and the crotch seam
+///   down to the hem at mid-calf, open there. Their inner walls part from the seam within two
+///   rows, each towards its own leg, halfway between the mid-plane and that leg.
+///
+/// So each leg of the wearer is inside its own tube from the crotch down and cannot leave it:
+/// a kicking leg lifts its own tube, and the cloth falls back round the leg when it comes
+/// down. The open half-skirts ([`half_skirts`], issue 19) have free edges at the mid-plane
+/// that a high kick throws over the guard and that stay draped over the forearms, and open
+/// sides a hanging hand gathers up in a walk. A closed skirt (the first version) had to go round both
+/// legs, so a kicking knee stretched its ring between the standing and the kicking leg; here
+/// the seam gives way as the tubes move apart, the standing leg's inner wall rising with it.
+fn divided(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
+    let g = "hakama";
+    let knees = [body.joint("LeftLeg", g)?, body.joint("RightLeg", g)?];
+    let thighs = [body.joint("LeftUpLeg", g)?, body.joint("RightUpLeg", g)?];
+    let feet = [body.joint("LeftFoot", g)?, body.joint("RightFoot", g)?];
+    let (u, sp, clearance) = (body.scale, spec.spacing, spec.clearance);
+    let (waist, hem_y) = waist_and_hem(body, spec)?;
+    let mid = |y: f32| Vec3::new(waist.x, y, waist.z);
+    let gap_min = least_gap(spec);
+    // Horizontal room around the body (the wide hakama leg), and the pleats' depth, m.
+    let ease = 0.08 * u;
+    let pleat = 0.03 * u;
+    let arms_hang_by_hips = arms_hang_by_hips(body, waist, hem_y);
+    // Room between the legs on the mid-line at height y: how far the nearest leg's proxy is,
+    // less the clearance.
+    let room = |y: f32| body.sdf(mid(y)) - clearance;
+    let crotch_y = crotch_seam_height(body, waist.y, hem_y, &knees, gap_min, sp, &room);
+
+    // The seat's columns: a closed ring, column 0 at the back centre, `n / 2` at the front
+    // centre, angles from the back towards the left (an even count, a multiple of 4 so both
+    // sides mirror).
+    let dir = |th: f32| -body.forward * th.cos() + body.left * th.sin();
+    // (Down to the crotch seam: below it each tube follows its own leg.)
+    let widest = |d: Vec3| {
+        (0..=8)
+            .map(|k| {
+                let y = waist.y + (crotch_y - waist.y) * k as f32 / 8.0;
+                body.ray_exit(mid(y), d, clearance, 0.6)
+            })
+            .fold(0.0f32, f32::max)
+    };
+    let probe: Vec<(Vec3, f32, f32)> = (0..64)
+        .map(|k| {
+            let d = dir(std::f32::consts::TAU * k as f32 / 64.0);
+            (d, body.ray_exit(waist, d, clearance, 0.6), widest(d) + ease)
+        })
+        .collect();
+    let circ = |f: &dyn Fn(&(Vec3, f32, f32)) -> f32| -> f32 {
+        (0..64)
+            .map(|k| {
+                let (a, b) = (&probe[k], &probe[(k + 1) % 64]);
+                (a.0 * f(a)).distance(b.0 * f(b))
+            })
+            .sum()
+    };
+    // Columns at the spacing round the widest ring (the seat's bottom), so the tubes' cells
+    // are square; closer together at the waist.
+    let n = (((circ(&|p| p.2) / sp).round() as usize).max(16) + 2) / 4 * 4;
+    let dirs: Vec<Vec3> = (0..n)
+        .map(|k| dir(std::f32::consts::TAU * k as f32 / n as f32))
+        .collect();
+    let rise = waist_rise(body, waist, &dirs, clearance);
+    let top_at = |d: Vec3, rise: f32| {
+        let c = waist + Vec3::Y * rise;
+        c + d * body.ray_exit(c, d, clearance, 0.6)
+    };
+    // At the back, more room still: a kicking thigh carries its tube forward and up, and the
+    // seat's back must reach from the waist round the buttock to under the raised thigh.
+    let back_ease = 0.05 * u;
+    let bottom: Vec<f32> = dirs
+        .iter()
+        .map(|&d| widest(d) + ease + back_ease * d.dot(-body.forward).max(0.0))
+        .collect();
+
+    let mut sheet = Sheet::default();
+    let v_of = |y: f32| ((waist.y - y) / (waist.y - hem_y)).clamp(0.0, 1.0);
+
+    // The seat: rows from the waist (pinned) to the crotch seam's height.
+    let seat_rows = (((waist.y - crotch_y) / sp).round() as usize).max(2) + 1;
+    // Full width by a quarter of the hakama's length (the thighs never pull the cloth taut
+    // against its pinned top), or by the first free row where the arms hang by the hips: a row
+    // still hugging the hip is pinched between the hip and the hanging hand, pulled off its
+    // pinned top (CesiumMan's walk: 122.6 % of rest; flared at the first row, 110.2 %).
+    let full_drop = if arms_hang_by_hips {
+        (waist.y - crotch_y) / (seat_rows - 1) as f32
+    } else {
+        0.25 * (waist.y - hem_y)
+    };
+    let pleated = |k: usize| (k / 2) % 2 == 0;
+    let mut seat: Vec<Vec<u32>> = Vec::with_capacity(seat_rows);
+    for r in 0..seat_rows {
+        let t = r as f32 / (seat_rows - 1) as f32;
+        let ring = (0..n)
+            .map(|k| {
+                let d = dirs[k];
+                let top = top_at(d, rise[k]);
+                let y = top.y + (crotch_y - top.y) * t;
+                let e = smoothstep((waist.y - y) / full_drop);
+                let radius = (top - waist).reject_from(Vec3::Y).length();
+                let mut radius = radius + (bottom[k] - radius).max(0.0) * e;
+                if pleated(k) {
+                    radius += pleat * e;
+                }
+                let p = if r == 0 {
+                    top
+                } else {
+                    // Out of the body horizontally away from the mid-line, not along the
+                    // union's gradient: in the groove between thigh and belly the gradient
+                    // sends neighbouring rows to one point.
+                    body.push_out_along(mid(y) + d * radius, d, clearance)
+                };
+                add(&mut sheet, p, Vec2::new(k as f32 / n as f32, v_of(p.y)))
+            })
+            .collect();
+        seat.push(ring);
+    }
+    sheet.pinned.extend(seat[0].iter().copied());
+    let seat_bottom = seat[seat_rows - 1].clone();
+
+    // The crotch seam, back centre to front centre (interior points only).
+    let (back, front) = (
+        sheet.positions[seat_bottom[0] as usize],
+        sheet.positions[seat_bottom[n / 2] as usize],
+    );
+    let seam_n = ((back.distance(front) / sp).round() as usize).max(2);
+    let seam: Vec<u32> = (1..seam_n)
+        .map(|k| {
+            let p = back.lerp(front, k as f32 / seam_n as f32);
+            // Under the buttocks, drop rather than cut through them (by a row at most: where
+            // the legs touch all the way down, as the built-in ninja's do at its bind pose,
+            // the seam stays between them and the cloth finds its way out as they part).
+            let below = body.push_out_along(p, -Vec3::Y, clearance);
+            let p = if p.y - below.y <= sp { below } else { p };
+            add(&mut sheet, p, Vec2::new(0.5, v_of(p.y)))
+        })
+        .collect();
+
+    // The leg tubes. Rings wind like the seat (back → left → front → right → back), so the
+    // left tube runs back → left → front then along the seam front → back, the right tube
+    // front → right → back then along the seam back → front: each seam edge is walked once
+    // each way, and every triangle faces out.
+    // How much wider each tube gets from the crotch seam's height to the hem, m.
+    let flare = 0.05 * u;
+    let tube_rows = (((crotch_y - hem_y) / sp).round() as usize).max(2) + 1;
+    for side in 0..2 {
+        let s = if side == 0 { 1.0f32 } else { -1.0 };
+        let ring: Vec<u32> = if side == 0 {
+            (0..=n / 2)
+                .map(|k| seat_bottom[k])
+                .chain(seam.iter().rev().copied())
+                .collect()
+        } else {
+            (n / 2..=n)
+                .map(|k| seat_bottom[k % n])
+                .chain(seam.iter().copied())
+                .collect()
+        };
+        // The leg's axis at height y (hip joint → knee → ankle).
+        let axis = |y: f32| leg_axis(thighs[side], knees[side], feet[side], y);
+        let m = ring.len();
+        let mut rows: Vec<Vec<u32>> = vec![ring.clone()];
+        for r in 1..tube_rows {
+            let t = r as f32 / (tube_rows - 1) as f32;
+            let y = crotch_y + (hem_y - crotch_y) * t;
+            // The inner walls part from the seam within two rows, each towards its own leg.
+            let part =
+                (0.5 * room(y)).clamp(gap_min, room(y).max(gap_min)) * smoothstep(r as f32 / 2.0);
+            // Each column drops from the seam's ring and follows the leg's axis (in the layout
+            // pose the legs are spread: a vertical tube would leave the leg through its outer
+            // wall), wider towards the hem (a kicking shin pokes forward through it).
+            let shift = (axis(y) - axis(crotch_y)).reject_from(Vec3::Y);
+            let placed: Vec<Vec3> = (0..m)
+                .map(|j| {
+                    let top = sheet.positions[ring[j] as usize];
+                    let p = Vec3::new(top.x, y, top.z) + shift;
+                    let radial = (p - axis(y)).reject_from(Vec3::Y).normalize_or_zero();
+                    p + radial * flare * t
+                })
+                .collect();
+            // Off the mid-line by `part` at least: the row's lateral offsets squeezed linearly
+            // from [least, most] onto [part, most], keeping the columns' order and spacing
+            // ratios (a clamp to `part` sent the columns round the front and back centres,
+            // which differ in x but hardly in z, to one point: springs of zero rest length).
+            let lateral = |p: Vec3| (p - mid(y)).dot(body.left) * s;
+            let (least, most) = placed
+                .iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |a, &p| {
+                    (a.0.min(lateral(p)), a.1.max(lateral(p)))
+                });
+            let squeeze = if least < part && most > part {
+                (most - part) / (most - least)
+            } else {
+                1.0
+            };
+            let row = placed
+                .iter()
+                .enumerate()
+                .map(|(j, &p)| {
+                    let l = lateral(p);
+                    let p = if squeeze < 1.0 {
+                        p + body.left * s * (part + (l - least) * squeeze - l)
+                    } else {
+                        p
+                    };
+                    let out = (p - axis(y)).reject_from(Vec3::Y);
+                    let p = match out.try_normalize() {
+                        Some(d) => body.push_out_along(p, d, clearance),
+                        None => body.push_out(p, clearance),
+                    };
+                    let uv = Vec2::new(0.5 * side as f32 + 0.5 * j as f32 / m as f32, v_of(p.y));
+                    add(&mut sheet, p, uv)
+                })
+                .collect();
+            rows.push(row);
+        }
+        for w in rows.windows(2) {
+            strip(&mut sheet, &w[0], &w[1]);
+        }
+    }
+    for w in seat.windows(2) {
+        strip(&mut sheet, &w[0], &w[1]);
+    }
+    Ok(sheet)
+}
+
+/// The hakama as two half-skirts ([`HakamaStyle::HalfSkirts`], the default): a divided trouser
+/// (umanori) in the looser sense, two very wide legs side by side.
 ///
 /// Each leg is one open sheet of cloth, half a skirt: its top row, all pinned, runs along the
 /// outer half of the waist ring, from the back centre round that leg's hip to the front centre.
@@ -22,7 +268,7 @@ use crate::math::Vec3;
 /// front and roundhouse kicks). A divided leg is lifted by its own thigh alone; its back panel
 /// hangs from the waist, so it can reach the raised knee without stretching. The two halves
 /// keep `seam_gap` from the mid-plane so they never start in contact.
-pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
+fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     let g = "hakama";
     let hips = body.joint("Hips", g)?;
     let spine = body.joint("Spine", g)?;
@@ -176,6 +422,160 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
         sheet.pinned.extend((0..cols as u32).map(|c| base + c));
     }
     Ok(sheet)
+}
+
+/// The waist's centre, a little above the hip joint, and the hem's height, at 70 % of the leg
+/// below it (mid-calf), m.
+pub(super) fn waist_and_hem(
+    body: &BodyAtRest,
+    spec: &GarmentSpec,
+) -> Result<(Vec3, f32), GarmentError> {
+    let g = "hakama";
+    let hips = body.joint("Hips", g)?;
+    let spine = body.joint("Spine", g)?;
+    let legs = leg_length(body, g)?;
+    let waist = Vec3::new(hips.x, hips.y + 0.3 * (spine.y - hips.y), hips.z);
+    Ok((waist, waist.y - 0.7 * legs * spec.length))
+}
+
+/// Half the least gap between the two tubes' inner walls, m (`spec` already scaled with the
+/// body): a few thicknesses, at least.
+pub(super) fn least_gap(spec: &GarmentSpec) -> f32 {
+    (0.2 * spec.spacing).max(4.0 * spec.fabric.thickness)
+}
+
+/// Appends a particle at `p` with texture coordinates `uv`; its index.
+fn add(sheet: &mut Sheet, p: Vec3, uv: Vec2) -> u32 {
+    sheet.positions.push(p);
+    sheet.uvs.push(uv);
+    (sheet.positions.len() - 1) as u32
+}
+
+/// Triangles between two closed rings of particle indices of the same length, `top` above
+/// `below`, with alternating diagonals (no preferred shear direction) and the winding of
+/// [`Sheet::grid`].
+fn strip(sheet: &mut Sheet, top: &[u32], below: &[u32]) {
+    let m = top.len();
+    for c in 0..m {
+        let (a, b) = (top[c], top[(c + 1) % m]);
+        let (cc, d) = (below[c], below[(c + 1) % m]);
+        if c % 2 == 0 {
+            sheet.triangles.push([a, cc, b]);
+            sheet.triangles.push([b, cc, d]);
+        } else {
+            sheet.triangles.push([a, cc, d]);
+            sheet.triangles.push([a, d, b]);
+        }
+    }
+}
+
+/// The leg's axis at height `y`, on the polyline hip joint → knee → ankle (clamped at its ends).
+fn leg_axis(hip: Vec3, knee: Vec3, foot: Vec3, y: f32) -> Vec3 {
+    let on = |a: Vec3, b: Vec3| {
+        let t = ((a.y - y) / (a.y - b.y).max(1e-6)).clamp(0.0, 1.0);
+        a.lerp(b, t)
+    };
+    if y >= knee.y {
+        Vec3::new(0.0, y, 0.0) + on(hip, knee).reject_from(Vec3::Y)
+    } else {
+        Vec3::new(0.0, y, 0.0) + on(knee, foot).reject_from(Vec3::Y)
+    }
+}
+
+/// The crotch seam's height: halfway from the body's crotch (where the mid-line
+/// below the pelvis leaves the body proxies) down to the knees — a low gusset leaves the
+/// standing leg's tube room to rise when the other leg kicks — or lower, to the highest
+/// height from which down to the hem the thighs leave room for the two inner walls on the
+/// mid-line (`room(y)` ≥ 2 × `gap_min`). Kept two rows below the waist and above the hem.
+fn crotch_seam_height(
+    body: &BodyAtRest,
+    waist_y: f32,
+    hem_y: f32,
+    knees: &[Vec3; 2],
+    gap_min: f32,
+    sp: f32,
+    room: &dyn Fn(f32) -> f32,
+) -> f32 {
+    let step = 0.005 * body.scale;
+    let (hi, lo) = (waist_y - 2.0 * sp, hem_y + 2.0 * sp);
+    // The body's crotch: the highest point of the mid-line from which down it is clear.
+    let mut crotch = lo;
+    let mut y = lo;
+    while y < hi && room(y) >= 0.0 {
+        crotch = y;
+        y += step;
+    }
+    let knee_y = 0.5 * (knees[0].y + knees[1].y);
+    let wanted = (crotch - 0.5 * (crotch - knee_y).max(0.0)).clamp(lo, hi);
+    // Up from the hem: the highest height with room everywhere below it.
+    let mut best = lo;
+    let mut y = lo;
+    while y <= wanted && room(y) >= 2.0 * gap_min {
+        best = y;
+        y += step;
+    }
+    best
+}
+
+/// How far each waist column's pin rises above the waist so the limbs keep off it.
+///
+/// The waist's pins ride on the trunk, but in a kick the thigh's proxy swings up over the hip
+/// crease: on the built-in ninja's front kick it reaches 17 mm past the front-right of a waist
+/// ring that clears the bind pose. A pin inside a collider holds its free neighbour, which the
+/// collider pushes out, a whole penetration depth away: 19.5 mm for a 15.3 mm spring (130 % of
+/// rest). Pushing the pin out horizontally does not help (the raised thigh reaches forward
+/// along the push), so each column's pin that a leg comes within `clearance` of rises, hugging
+/// the trunk at its new height, to the lowest height (in 2 mm steps, at most 6 cm: higher, the
+/// waistband would ride over the sash) where the limbs' proxies in every pose of the rig's
+/// clips keep `clearance` off it ([`BodyAtRest::limb_sweep`]), or where they come least deep
+/// if no height is clear: on the ninja the kata's low block sweeps the right forearm down in
+/// front of the hip a little above where the front kick's thigh reaches, so there the best is
+/// 7.6 mm deep (12 mm up), which a free neighbour 15 mm away can clear. Then the waist line is
+/// smoothed round the ring so it rises gently (at most 1 cm per 2 cm around) rather than in a
+/// step.
+fn waist_rise(body: &BodyAtRest, waist: Vec3, dirs: &[Vec3], clearance: f32) -> Vec<f32> {
+    let top_at = |d: Vec3, rise: f32| {
+        let c = waist + Vec3::Y * rise;
+        c + d * body.ray_exit(c, d, clearance, 0.6)
+    };
+    let raw: Vec<f32> = dirs
+        .iter()
+        .map(|&d| {
+            // Only where a leg comes too close: a hand hanging by the hip (CesiumMan's walk) is
+            // handled by the flare, and raising the waist there would only move it into the
+            // forearm's path.
+            if body.limb_clearance(top_at(d, 0.0), true) >= clearance {
+                return 0.0;
+            }
+            let mut best = (f32::NEG_INFINITY, 0.0);
+            for k in 0..=30 {
+                let s = 0.002 * body.scale * k as f32;
+                let c = body.limb_clearance(top_at(d, s), false);
+                if c >= clearance {
+                    return s;
+                }
+                if c > best.0 + 1e-4 {
+                    best = (c, s);
+                }
+            }
+            best.1
+        })
+        .collect();
+    let n = dirs.len();
+    let step = top_at(dirs[0], 0.0)
+        .distance(top_at(dirs[1], 0.0))
+        .max(1e-3);
+    (0..n)
+        .map(|k| {
+            raw.iter()
+                .enumerate()
+                .map(|(j, &q)| {
+                    let around = k.abs_diff(j).min(n - k.abs_diff(j));
+                    q - 0.5 * step * around as f32
+                })
+                .fold(0.0, f32::max)
+        })
+        .collect()
 }
 
 /// Whether the arms hang by the hips: in at least a fifth of the poses of the rig's clips (every

@@ -31,6 +31,8 @@
 //! - `sweep.rs`: where the limbs go in the rig's clips (arm and limb sweeps), and which skin
 //!   joints are the limbs';
 //! - `pins.rs`: [`PinBinding`], pins bound to the skin and placed on it every frame;
+//! - `layout.rs`: the pose the garments are laid out and settled in ([`Layout`]): the bind
+//!   pose, or with a hakama the legs spread;
 //! - `sheet.rs`: the mesh a garment is laid out as; `band.rs`: the band with two tails that the
 //!   sash and the headband share, on rings hugging the body;
 //! - `cape.rs`, `hakama.rs`, `sash.rs`, `headband.rs`: each garment's shape.
@@ -44,6 +46,7 @@ mod cape;
 mod fit;
 mod hakama;
 mod headband;
+pub mod layout;
 pub mod mesh;
 mod pins;
 mod sash;
@@ -55,6 +58,7 @@ pub use bones::{
     HUMANOID_BONES,
 };
 pub use fit::{body_scale, BodyAtRest};
+pub use layout::{layout, Layout};
 pub use pins::PinBinding;
 
 /// Why a garment could not be built.
@@ -81,8 +85,9 @@ pub enum GarmentError {
 pub enum GarmentKind {
     /// Hangs from the shoulders and upper back to the knees.
     Cape,
-    /// A pleated divided trouser (umanori): two wide legs, each pinned along its half of the
-    /// waist, to mid-calf (no crotch seam: see `hakama.rs`).
+    /// A pleated divided trouser (umanori) to mid-calf: two half-skirts pinned along the waist
+    /// (the default), or divided trousers with a crotch seam and a tube per leg
+    /// ([`HakamaStyle`], see `hakama.rs`).
     Hakama,
     /// An obi around the waist with two tails hanging at the back.
     Sash,
@@ -187,6 +192,40 @@ impl std::str::FromStr for GarmentKind {
     }
 }
 
+/// How the hakama is cut (a scene file's `style` key on a hakama garment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HakamaStyle {
+    /// Two open half-skirts, one per leg, pinned along the waist and not sewn between the
+    /// legs (the default; `"half_skirts"`).
+    #[default]
+    HalfSkirts,
+    /// Divided trousers: a pleated seat, a crotch seam and one wide tube per leg, open at the
+    /// hem (`"divided"`), laid out and settled with the legs spread ([`layout`]).
+    Divided,
+}
+
+impl HakamaStyle {
+    pub fn name(self) -> &'static str {
+        match self {
+            HakamaStyle::HalfSkirts => "half_skirts",
+            HakamaStyle::Divided => "divided",
+        }
+    }
+}
+
+impl std::str::FromStr for HakamaStyle {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "half_skirts" | "half-skirts" | "skirts" => Ok(HakamaStyle::HalfSkirts),
+            "divided" | "trousers" => Ok(HakamaStyle::Divided),
+            _ => Err(format!(
+                "unknown hakama style '{s}' (known: half_skirts, divided)"
+            )),
+        }
+    }
+}
+
 /// One garment to build: its kind, resolution and fabric.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GarmentSpec {
@@ -202,6 +241,8 @@ pub struct GarmentSpec {
     /// default 1.
     pub length: f32,
     pub fabric: GarmentParams,
+    /// For [`GarmentKind::Hakama`]: how it is cut (ignored by the other kinds).
+    pub style: HakamaStyle,
     /// For [`GarmentKind::Mesh`]: which mesh and how it is pinned (`spacing`, `clearance` and
     /// `length` do not apply to it). `None` for the library's kinds.
     pub mesh: Option<mesh::MeshGarmentSpec>,
@@ -215,6 +256,7 @@ impl GarmentSpec {
             clearance: 0.006,
             length: 1.0,
             fabric: kind.fabric(),
+            style: HakamaStyle::default(),
             mesh: None,
         }
     }
