@@ -82,6 +82,7 @@ pub mod mass_spring;
 pub mod model;
 pub mod params;
 pub mod scenes;
+pub mod skin;
 pub mod stages;
 pub mod state;
 pub mod step;
