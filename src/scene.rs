@@ -123,11 +123,13 @@ impl Default for SceneConfig {
                 // Two left a hakama spring of the roundhouse kick at 112.1 % of rest (the limit
                 // is 112 %) once the clip ran on the scene's clock (tests/scene.rs).
                 contact_rounds: 3,
-                // The cloth against the skin as drawn, not only its proxies
-                // (cloth::stages::skin), on 4 of the 16 substeps: on the soldier's high front
-                // kick (spacing 1.35) the frames with cloth > 1 cm inside the skin went from 55
-                // of 78 to 51 with 1 and to 22 with 4.
-                skin_contact: 4,
+                // The cloth against the skin as drawn (cloth::stages::skin): off until it keeps
+                // issue 5's stretch check. On 4 of the 16 substeps (`skin_contact = 4`) it takes
+                // the corpus soldier's frames with cloth > 1 cm inside the skin from 276 of 702
+                // to 67 (LBS, spacing 1.35), but the default-resolution roundhouse kick then
+                // ends a frame with a hakama spring at 112.3 % of rest (allowed: 112 %,
+                // tests/scene.rs) and the ninja's kata with DQS at 119.6 % (docs/CHECK.md).
+                skin_contact: 0,
                 ..SimParams::default()
             },
             settle: 0.5,
@@ -796,7 +798,8 @@ pub struct SceneFile {
     pub skinning: Option<String>,
     pub substeps: Option<u32>,
     pub self_collision: Option<bool>,
-    /// Substeps per frame with cloth-against-skin contact (0: off); default 4.
+    /// Substeps per frame with cloth-against-skin contact (0: off, the default; 4 is what
+    /// docs/CHECK.md measures).
     pub skin_contact: Option<u32>,
     /// Cloth model: `mass_spring` (default) or `xpbd`.
     pub model: Option<String>,

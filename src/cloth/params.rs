@@ -268,9 +268,9 @@ pub struct SimParams {
     /// Contact with the skinned body's triangles (`cloth::stages::skin`, beside the proxy
     /// colliders): on how many substeps per frame, evenly spaced and always including the last
     /// one (whose positions are the frame's output). 0: off. Range 0 … 1000 (more than
-    /// `substeps` means every substep). Default 0 (the engine's scenes have no skin); the
-    /// dressed character ([`crate::scene::SceneConfig`]) turns it on. Needs a surface in
-    /// `ClothWorkspace::skin`.
+    /// `substeps` means every substep). Default 0 (the engine's scenes have no skin; the dressed
+    /// character, [`crate::scene::SceneConfig`], builds the surface but leaves the stage off
+    /// for now, see there). Needs a surface in `ClothWorkspace::skin`.
     pub skin_contact: u32,
     /// How deep inside the skin a particle is still pushed out by the skin contact, m: the
     /// closest-point query's reach. Deeper cloth is left to the proxies (deeper than this the
