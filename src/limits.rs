@@ -144,6 +144,13 @@ pub const FRICTION: Limit = Limit::new("friction coefficient μ", 0.0, 2.0, "");
 // The world and the clock.
 pub const SUBSTEPS: Limit =
     Limit::new("cloth substeps per frame", 1.0, 1000.0, "").slider(1.0, 64.0);
+pub const SKIN_CONTACT: Limit = Limit::new(
+    "substeps per frame with cloth-against-skin contact (0: off)",
+    0.0,
+    1000.0,
+    "",
+)
+.slider(0.0, 16.0);
 pub const SETTLE: Limit = Limit::new(
     "seconds of bind pose while the garments settle",
     0.0,
@@ -241,6 +248,7 @@ pub const SCENE_KEYS: &[(&str, Accepts)] = &[
     ("skinning", Accepts::Word(skinning)),
     ("substeps", Accepts::Whole(&SUBSTEPS)),
     ("self_collision", Accepts::Bool),
+    ("skin_contact", Accepts::Whole(&SKIN_CONTACT)),
     ("model", Accepts::Word(cloth_model)),
     ("settle", Accepts::Number(&SETTLE)),
     ("blend", Accepts::Number(&BLEND)),
@@ -602,6 +610,7 @@ mod tests {
             THICKNESS,
             FRICTION,
             SUBSTEPS,
+            SKIN_CONTACT,
             SETTLE,
             BLEND,
             SIM_FPS,

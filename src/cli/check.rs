@@ -29,6 +29,10 @@ pub struct Args {
     /// check, as in CI).
     #[arg(long, default_value_t = 1.0)]
     pub spacing: f32,
+    /// Substeps per frame on which the cloth meets the skinned triangles (0: only the proxies;
+    /// default: the scene's, 0; 4 is what docs/CHECK.md measures).
+    #[arg(long)]
+    pub skin_contact: Option<u32>,
     /// Also write the whole report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -135,7 +139,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .hakama
         .parse()
         .map_err(|e: String| CliError::new(format!("--hakama: {e}")))?;
-    let config = SceneConfig {
+    let mut config = SceneConfig {
         method,
         garments: GarmentKind::ALL
             .iter()
@@ -146,6 +150,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .collect(),
         ..SceneConfig::default()
     };
+    if let Some(k) = args.skin_contact {
+        config.sim.skin_contact = crate::limits::SKIN_CONTACT
+            .check_u32("--skin-contact", k)
+            .map_err(CliError::new)?;
+    }
     if method == SkinMethod::Cor {
         // Computed once here with a progress bar (and kept in the disk cache the scenes of
         // every clip then read).

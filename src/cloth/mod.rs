@@ -16,7 +16,9 @@
 //!   computed from), [`state`], [`workspace`] (scratch of every stage; the stability clamp).
 //! - Physics kernels, one law each, on slices of the data: [`forces`] (springs, wind),
 //!   [`constraints`] (Provot's limit, tethers), [`collide`] (collider shapes, distance queries,
-//!   Coulomb response), [`wet`] (water uptake, liquid bridges), [`hash`] (spatial hash).
+//!   Coulomb response), [`wet`] (water uptake, liquid bridges), [`hash`] (spatial hash),
+//!   [`skin`] (the skinned body's triangles as a moving collider: refitted BVH, closest point,
+//!   pseudo-normal side; its stage is `stages::skin`, run inside the collision passes).
 //! - The substep's stages, each a pass over the world in its own file: the stages every model
 //!   shares in [`stages`] (`pins`, `wet` = `adhere`, `self_collision`, `collide`), the
 //!   mass-spring model's own in [`mass_spring`] (`forces`, `integrate`, `constrain`), with its
@@ -38,7 +40,7 @@
 //! workspace, the substep order on the stages.
 //!
 //! ```text
-//! params                                   hash      collide (shapes)
+//! params                                   hash      collide (shapes)      skin
 //! model        → params
 //! state        → model
 //! forces       → model, params, constraints (its SIMD check)
@@ -46,8 +48,9 @@
 //! wet          → model, state, params
 //! mass_spring::fused → collide, model, params, state
 //! workspace    → model, params, collide, constraints, forces, hash, wet, mass_spring::fused,
-//!                xpbd::constrain (its coloured constraints live in the workspace)
-//! stages::{pins, wet, self_collision, collide}     → model, state, params, workspace, kernels
+//!                xpbd::constrain (its coloured constraints live in the workspace), skin and
+//!                stages::skin (the skin surface and the skin contact's records)
+//! stages::{pins, wet, self_collision, collide, skin} → model, state, params, workspace, kernels
 //! mass_spring::{forces, integrate, constrain}     → model, state, params, workspace, kernels
 //! mass_spring::step → the stages above, mass_spring::fused, workspace, model, params, state
 //! xpbd::{forces, integrate, constrain}            → model, state, params, workspace, kernels
@@ -82,6 +85,7 @@ pub mod mass_spring;
 pub mod model;
 pub mod params;
 pub mod scenes;
+pub mod skin;
 pub mod stages;
 pub mod state;
 pub mod step;

@@ -239,6 +239,17 @@ pub struct ClothWorkspace {
     pub fused_isa: fused::KernelIsa,
     /// The fused substep's band scratch and double buffers (src/cloth/mass_spring/fused/).
     pub(super) fused: fused::FusedScratch,
+    /// The skinned body's surface for the skin-contact stage (`stages/skin.rs`); empty: no
+    /// skin contact. The caller (the dressed scene) builds it and sets each frame's positions.
+    pub skin: crate::cloth::skin::SkinSurface,
+    /// The skin-contact stage's copy of `provot_moved` for a contact round (which particles the
+    /// round's deformation limit moved).
+    pub(super) skin_moved: Vec<u8>,
+    /// Per particle: how far it was from the skin at its last query (see
+    /// `cloth::stages::skin::Clearance`).
+    pub(super) skin_clear: Vec<crate::cloth::stages::skin::Clearance>,
+    /// What the skin-contact stage did, summed over frames.
+    pub skin_stats: crate::cloth::stages::skin::SkinStats,
     /// The XPBD model's constraints in colour order with their multipliers
     /// (src/cloth/xpbd/constrain.rs); built on the first XPBD frame, `None` before.
     pub(super) xpbd: Option<Box<xpbd::constrain::Coloured>>,
@@ -266,6 +277,10 @@ impl ClothWorkspace {
             contact_normal: vec![Vec3A::ZERO; n],
             last_word_x: Vec::with_capacity(n),
             contact_collider: vec![u32::MAX; n],
+            skin: Default::default(),
+            skin_moved: Vec::new(),
+            skin_clear: Vec::new(),
+            skin_stats: Default::default(),
             extra_normal: vec![0.0; n],
             provot_moved: vec![0; n],
             provot: constraints::ProvotScratch::default(),

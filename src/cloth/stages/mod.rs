@@ -10,4 +10,5 @@ pub mod collide;
 pub mod frame;
 pub mod pins;
 pub mod self_collision;
+pub mod skin;
 pub mod wet;

@@ -92,6 +92,7 @@ pub fn eligible(
         || params.self_collision
         || (params.provot_limit.is_some() && params.provot_iterations > 0)
         || params.contact_rounds > 0
+        || params.skin_contact > 0
         || (params.tether_slack.is_some() && !model.tethers.is_empty())
         || params.wind.is_active()
         || colliders.len() > MAX_COLLIDERS

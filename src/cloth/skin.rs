@@ -1,0 +1,600 @@
+//! The body's skin as a collider: a triangle mesh that moves every frame (the skinned body the
+//! viewer draws), with the closest-point query the skin-contact stage needs
+//! (`stages/skin.rs`).
+//!
+//! - **Topology once, positions per frame.** [`SkinSurface::new`] welds the vertices that UV and
+//!   normal seams duplicate (bit-identical positions at rest), records for every triangle edge
+//!   its neighbour across the edge, and builds a bounding-volume hierarchy over the triangles
+//!   (median split of the centroids at rest). Each frame [`SkinSurface::set_frame`] takes the
+//!   skinned positions; [`SkinSurface::prepare`] places the surface at a fraction of the frame
+//!   (linear interpolation of the vertices between the previous and the current frame), computes
+//!   the normals and *refits* the hierarchy's boxes bottom-up (no rebuild: the tree's shape from
+//!   the rest pose stays good while limbs bend, and a refit is one linear pass).
+//! - **Inside or outside.** The nearest point on the mesh (Ericson 2005, "Real-Time Collision
+//!   Detection" §5.1.5, by Voronoi regions) is on a face, an edge or a vertex. The side is the
+//!   sign of `(p − c)·n` with `n` the angle-weighted pseudo-normal of that feature (Bærentzen &
+//!   Aanæs 2005, "Signed distance computation using the angle weighted pseudonormal"): the face
+//!   normal on a face, the sum of the two faces' normals on an edge, and on a vertex the sum of
+//!   its faces' normals each weighted by the face's angle at the vertex. For a closed, outward
+//!   oriented mesh that sign is exact at any distance; on an open edge (hair cards, a mesh with a
+//!   hole) the edge's one face stands in for the missing one.
+
+use std::collections::HashMap;
+
+use crate::math::{Vec3, Vec3A};
+
+/// Triangles per leaf of the hierarchy.
+const LEAF: usize = 4;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Node {
+    lo: Vec3A,
+    hi: Vec3A,
+    /// Leaf: first triangle and count; inner: `start` is the right child, `count` 0 (the left
+    /// child is the next node).
+    start: u32,
+    count: u32,
+}
+
+/// Where on a triangle the nearest point lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    Face,
+    /// Edge `k`, from corner `k` to corner `(k + 1) % 3`.
+    Edge(u8),
+    /// Corner `k`.
+    Vertex(u8),
+}
+
+/// What [`SkinSurface::closest`] finds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SkinHit {
+    /// The nearest point on the skin.
+    pub point: Vec3A,
+    /// Distance from the query to `point`, m (unsigned).
+    pub distance: f32,
+    /// Whether the query is inside the skin (the pseudo-normal's side).
+    pub inside: bool,
+    /// Unit outward direction at `point` towards which an inside point is pushed out (and along
+    /// which an outside one lies): `±(p − c)/|p − c|`, or the pseudo-normal when `p` is on the
+    /// surface.
+    pub normal: Vec3A,
+    /// The triangle (in the order given to [`SkinSurface::new`], less the ones dropped) and the
+    /// point's barycentric coordinates in it.
+    pub triangle: u32,
+    pub bary: [f32; 3],
+}
+
+/// A skinned triangle mesh as a moving collider. See the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct SkinSurface {
+    /// Input vertex → welded vertex.
+    weld: Vec<u32>,
+    /// Triangles (welded vertices) in the hierarchy's leaf order.
+    tris: Vec<[u32; 3]>,
+    /// Per triangle, per edge `k` (corners `k`, `k + 1`): the triangle across it, or `u32::MAX`
+    /// where the edge is open or shared by more than two triangles.
+    adj: Vec<[u32; 3]>,
+    prev: Vec<Vec3A>,
+    cur: Vec<Vec3A>,
+    frames: u64,
+    /// Frame fraction the surface below was prepared at (NaN: not prepared).
+    at: f32,
+    /// How far the surface has moved, at most, over all preparations so far, m: the sum of
+    /// each preparation's largest vertex displacement from the one before. A point that was
+    /// `d` from the surface is still at least `d − Δtravel − (its own move)` from it.
+    travel: f64,
+    x: Vec<Vec3A>,
+    /// Triangles around each welded vertex: `v_tris[v_start[v]..v_start[v + 1]]` (triangle,
+    /// corner), for the vertex pseudo-normals, computed only where a query needs one.
+    v_start: Vec<u32>,
+    v_tris: Vec<(u32, u8)>,
+    nodes: Vec<Node>,
+}
+
+impl SkinSurface {
+    /// The surface of `triangles` (indices into `rest`, the vertices at rest, in world space);
+    /// bad and degenerate triangles are dropped. Positions come later, from
+    /// [`SkinSurface::set_frame`], one per vertex of `rest` in the same order.
+    pub fn new(rest: &[Vec3], triangles: &[[u32; 3]]) -> Self {
+        let n = rest.len();
+        let mut weld = vec![0u32; n];
+        let mut first: HashMap<[u32; 3], u32> = HashMap::with_capacity(n);
+        let mut nw = 0u32;
+        for (i, p) in rest.iter().enumerate() {
+            let key = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()];
+            weld[i] = *first.entry(key).or_insert_with(|| {
+                nw += 1;
+                nw - 1
+            });
+        }
+        let mut welded_rest = vec![Vec3A::ZERO; nw as usize];
+        for (i, p) in rest.iter().enumerate() {
+            welded_rest[weld[i] as usize] = Vec3A::from(*p);
+        }
+        let mut tris: Vec<[u32; 3]> = triangles
+            .iter()
+            .filter(|t| t.iter().all(|&i| (i as usize) < n))
+            .map(|t| t.map(|i| weld[i as usize]))
+            .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2])
+            .filter(|t| t.iter().all(|&i| welded_rest[i as usize].is_finite()))
+            .collect();
+        let mut s = SkinSurface {
+            weld,
+            prev: welded_rest.clone(),
+            cur: welded_rest,
+            at: f32::NAN,
+            ..Default::default()
+        };
+        if !tris.is_empty() {
+            let mut items: Vec<(u32, Vec3A)> = tris
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let c = t.iter().map(|&v| s.cur[v as usize]).sum::<Vec3A>() / 3.0;
+                    (i as u32, c)
+                })
+                .collect();
+            s.build(&mut items, 0);
+            tris = items.iter().map(|&(i, _)| tris[i as usize]).collect();
+        }
+        // Neighbours across edges (after the reordering).
+        let mut edges: HashMap<(u32, u32), Vec<(u32, u8)>> = HashMap::new();
+        for (ti, t) in tris.iter().enumerate() {
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                edges
+                    .entry((a.min(b), a.max(b)))
+                    .or_default()
+                    .push((ti as u32, k as u8));
+            }
+        }
+        let mut adj = vec![[u32::MAX; 3]; tris.len()];
+        for users in edges.values() {
+            if let [(t0, k0), (t1, k1)] = users[..] {
+                adj[t0 as usize][k0 as usize] = t1;
+                adj[t1 as usize][k1 as usize] = t0;
+            }
+        }
+        let nv = s.cur.len();
+        let mut v_start = vec![0u32; nv + 1];
+        for t in &tris {
+            for &v in t {
+                v_start[v as usize + 1] += 1;
+            }
+        }
+        for v in 0..nv {
+            v_start[v + 1] += v_start[v];
+        }
+        let mut fill = v_start.clone();
+        let mut v_tris = vec![(0u32, 0u8); 3 * tris.len()];
+        for (ti, t) in tris.iter().enumerate() {
+            for (k, &v) in t.iter().enumerate() {
+                v_tris[fill[v as usize] as usize] = (ti as u32, k as u8);
+                fill[v as usize] += 1;
+            }
+        }
+        s.tris = tris;
+        s.adj = adj;
+        s.v_start = v_start;
+        s.v_tris = v_tris;
+        s
+    }
+
+    fn build(&mut self, items: &mut [(u32, Vec3A)], offset: usize) -> usize {
+        let me = self.nodes.len();
+        self.nodes.push(Node {
+            start: offset as u32,
+            count: items.len() as u32,
+            ..Default::default()
+        });
+        if items.len() > LEAF {
+            let (lo, hi) = items.iter().fold(
+                (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY)),
+                |(lo, hi), (_, c)| (lo.min(*c), hi.max(*c)),
+            );
+            let e = hi - lo;
+            let axis = if e.x >= e.y && e.x >= e.z {
+                0
+            } else if e.y >= e.z {
+                1
+            } else {
+                2
+            };
+            let mid = items.len() / 2;
+            // Ties broken by index: the tree depends on the input only.
+            items.select_nth_unstable_by(mid, |a, b| {
+                a.1[axis].total_cmp(&b.1[axis]).then(a.0.cmp(&b.0))
+            });
+            let (l, r) = items.split_at_mut(mid);
+            self.build(l, offset);
+            let right = self.build(r, offset + mid);
+            self.nodes[me].start = right as u32;
+            self.nodes[me].count = 0;
+        }
+        me
+    }
+
+    /// Number of triangles.
+    pub fn len(&self) -> usize {
+        self.tris.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tris.is_empty()
+    }
+
+    /// Number of input vertices [`SkinSurface::set_frame`] expects.
+    pub fn input_vertices(&self) -> usize {
+        self.weld.len()
+    }
+
+    /// The skinned positions of a new frame, one per input vertex (several slices, read in
+    /// order: one per mesh); the previous frame's become the start of the interpolation. The
+    /// first call sets both. Missing or non-finite positions keep the last ones.
+    pub fn set_frame<'a>(&mut self, positions: impl IntoIterator<Item = &'a [Vec3]>) {
+        std::mem::swap(&mut self.prev, &mut self.cur);
+        self.cur.clone_from(&self.prev);
+        let mut i = 0usize;
+        for slice in positions {
+            for p in slice {
+                if let Some(&w) = self.weld.get(i) {
+                    if p.is_finite() {
+                        self.cur[w as usize] = Vec3A::from(*p);
+                    }
+                }
+                i += 1;
+            }
+        }
+        if self.frames == 0 {
+            self.prev.clone_from(&self.cur);
+        }
+        self.frames += 1;
+        self.at = f32::NAN;
+    }
+
+    /// Places the surface at frame fraction `t` (0: the previous frame, 1: the current one):
+    /// positions and refitted boxes (normals are computed where a query needs them). Nothing to
+    /// do if it is there already.
+    pub fn prepare(&mut self, t: f32) {
+        if t == self.at || self.tris.is_empty() {
+            return;
+        }
+        self.at = t;
+        let nv = self.cur.len();
+        self.x.resize(nv, Vec3A::ZERO);
+        let mut moved2 = 0.0f32;
+        for ((x, a), b) in self.x.iter_mut().zip(&self.prev).zip(&self.cur) {
+            let y = a.lerp(*b, t);
+            moved2 = moved2.max((y - *x).length_squared());
+            *x = y;
+        }
+        self.travel += moved2.sqrt() as f64;
+        for i in (0..self.nodes.len()).rev() {
+            let node = self.nodes[i];
+            let (lo, hi) = if node.count > 0 {
+                let s = node.start as usize;
+                self.tris[s..s + node.count as usize].iter().flatten().fold(
+                    (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY)),
+                    |(lo, hi), &v| (lo.min(self.x[v as usize]), hi.max(self.x[v as usize])),
+                )
+            } else {
+                let (l, r) = (self.nodes[i + 1], self.nodes[node.start as usize]);
+                (l.lo.min(r.lo), l.hi.max(r.hi))
+            };
+            self.nodes[i].lo = lo;
+            self.nodes[i].hi = hi;
+        }
+    }
+
+    /// See the field `travel`: how far, at most, the surface has moved since it was created.
+    pub fn travel(&self) -> f64 {
+        self.travel
+    }
+
+    /// The displacement of the surface point `(triangle, bary)` over one frame (current minus
+    /// previous position), m.
+    pub fn frame_motion(&self, triangle: u32, bary: [f32; 3]) -> Vec3A {
+        let t = self.tris[triangle as usize];
+        (0..3)
+            .map(|k| (self.cur[t[k] as usize] - self.prev[t[k] as usize]) * bary[k])
+            .sum()
+    }
+
+    /// The nearest point of the prepared surface to `p` within `max_dist`, with its side (see
+    /// the module docs). `None` when nothing is that near (or nothing is prepared).
+    pub fn closest(&self, p: Vec3A, max_dist: f32) -> Option<SkinHit> {
+        if self.nodes.is_empty() || self.at.is_nan() || !p.is_finite() {
+            return None;
+        }
+        let mut best2 = max_dist * max_dist;
+        let mut best: Option<(u32, Vec3A, [f32; 3], Feature)> = None;
+        let mut stack = [(0u32, 0.0f32); 64];
+        let mut top = 1usize;
+        stack[0] = (0, box_dist2(&self.nodes[0], p));
+        while top > 0 {
+            top -= 1;
+            let (i, d2) = stack[top];
+            if d2 > best2 {
+                continue;
+            }
+            let n = &self.nodes[i as usize];
+            if n.count > 0 {
+                let s = n.start as usize;
+                for ti in s..s + n.count as usize {
+                    let t = self.tris[ti].map(|v| self.x[v as usize]);
+                    let (c, bary, f) = closest_on_triangle(p, &t);
+                    let e2 = (c - p).length_squared();
+                    if e2 < best2 || (e2 == best2 && best.is_none()) {
+                        best2 = e2;
+                        best = Some((ti as u32, c, bary, f));
+                    }
+                }
+            } else {
+                let (l, r) = (i + 1, n.start);
+                let dl = box_dist2(&self.nodes[l as usize], p);
+                let dr = box_dist2(&self.nodes[r as usize], p);
+                if top + 2 > stack.len() {
+                    // Deeper than a median split of any mesh gets; give up rather than panic.
+                    continue;
+                }
+                // Nearer child on top.
+                if dl < dr {
+                    stack[top] = (r, dr);
+                    stack[top + 1] = (l, dl);
+                } else {
+                    stack[top] = (l, dl);
+                    stack[top + 1] = (r, dr);
+                }
+                top += 2;
+            }
+        }
+        let (ti, c, bary, feature) = best?;
+        let pseudo = self.pseudo_normal(ti, feature);
+        let d = p - c;
+        let distance = d.length();
+        let inside = d.dot(pseudo) < 0.0;
+        let normal = if distance > 1e-7 {
+            if inside {
+                -d / distance
+            } else {
+                d / distance
+            }
+        } else {
+            pseudo.normalize_or_zero()
+        };
+        Some(SkinHit {
+            point: c,
+            distance,
+            inside,
+            normal,
+            triangle: ti,
+            bary,
+        })
+    }
+
+    /// Unit normal of triangle `t` at the prepared positions (zero if degenerate).
+    fn face_normal(&self, t: usize) -> Vec3A {
+        let p = self.tris[t].map(|i| self.x[i as usize]);
+        (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero()
+    }
+
+    /// The angle-weighted pseudo-normal of a feature of triangle `ti` (not normalised).
+    fn pseudo_normal(&self, ti: u32, feature: Feature) -> Vec3A {
+        let t = ti as usize;
+        match feature {
+            Feature::Face => self.face_normal(t),
+            Feature::Edge(k) => {
+                let other = self.adj[t][k as usize];
+                if other == u32::MAX {
+                    self.face_normal(t)
+                } else {
+                    self.face_normal(t) + self.face_normal(other as usize)
+                }
+            }
+            Feature::Vertex(k) => {
+                let v = self.tris[t][k as usize] as usize;
+                let (a, b) = (self.v_start[v] as usize, self.v_start[v + 1] as usize);
+                self.v_tris[a..b]
+                    .iter()
+                    .map(|&(f, c)| {
+                        let p = self.tris[f as usize].map(|i| self.x[i as usize]);
+                        let c = c as usize;
+                        let e1 = (p[(c + 1) % 3] - p[c]).normalize_or_zero();
+                        let e2 = (p[(c + 2) % 3] - p[c]).normalize_or_zero();
+                        let angle = e1.dot(e2).clamp(-1.0, 1.0).acos();
+                        self.face_normal(f as usize) * angle
+                    })
+                    .sum()
+            }
+        }
+    }
+}
+
+fn box_dist2(n: &Node, p: Vec3A) -> f32 {
+    let d = (n.lo - p).max(p - n.hi).max(Vec3A::ZERO);
+    d.length_squared()
+}
+
+/// Closest point to `p` on triangle `t`, its barycentric coordinates and the feature it lies on
+/// (Ericson 2005, §5.1.5, the Voronoi regions in the same order).
+pub fn closest_on_triangle(p: Vec3A, t: &[Vec3A; 3]) -> (Vec3A, [f32; 3], Feature) {
+    let [a, b, c] = *t;
+    let ab = b - a;
+    let ac = c - a;
+    let ap = p - a;
+    let d1 = ab.dot(ap);
+    let d2 = ac.dot(ap);
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, [1.0, 0.0, 0.0], Feature::Vertex(0));
+    }
+    let bp = p - b;
+    let d3 = ab.dot(bp);
+    let d4 = ac.dot(bp);
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, [0.0, 1.0, 0.0], Feature::Vertex(1));
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return (a + ab * v, [1.0 - v, v, 0.0], Feature::Edge(0));
+    }
+    let cp = p - c;
+    let d5 = ab.dot(cp);
+    let d6 = ac.dot(cp);
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, [0.0, 0.0, 1.0], Feature::Vertex(2));
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return (a + ac * w, [1.0 - w, 0.0, w], Feature::Edge(2));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * w, [0.0, 1.0 - w, w], Feature::Edge(1));
+    }
+    let den = va + vb + vc;
+    if den.abs() < f32::MIN_POSITIVE {
+        // Degenerate triangle: the nearest corner.
+        let k = (0..3)
+            .min_by(|&i, &j| {
+                t[i].distance_squared(p)
+                    .total_cmp(&t[j].distance_squared(p))
+            })
+            .unwrap_or(0);
+        let mut bary = [0.0; 3];
+        bary[k] = 1.0;
+        return (t[k], bary, Feature::Vertex(k as u8));
+    }
+    let v = vb / den;
+    let w = vc / den;
+    (a + ab * v + ac * w, [1.0 - v - w, v, w], Feature::Face)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closed, outward-oriented box of half extent `h` around `c`, split into 12 triangles,
+    /// with its 8 corners duplicated per face (as a UV-seamed export has them).
+    pub(crate) fn seamed_box(c: Vec3, h: Vec3) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+        let corner = |i: u32| {
+            c + Vec3::new(
+                if i & 1 == 0 { -h.x } else { h.x },
+                if i & 2 == 0 { -h.y } else { h.y },
+                if i & 4 == 0 { -h.z } else { h.z },
+            )
+        };
+        // Faces as corner quads, counter-clockwise seen from outside.
+        let faces = [
+            [0, 2, 3, 1], // -z
+            [4, 5, 7, 6], // +z
+            [0, 1, 5, 4], // -y
+            [2, 6, 7, 3], // +y
+            [0, 4, 6, 2], // -x
+            [1, 3, 7, 5], // +x
+        ];
+        let mut pos = Vec::new();
+        let mut tris = Vec::new();
+        for f in faces {
+            let base = pos.len() as u32;
+            pos.extend(f.iter().map(|&i| corner(i)));
+            tris.push([base, base + 1, base + 2]);
+            tris.push([base, base + 2, base + 3]);
+        }
+        (pos, tris)
+    }
+
+    fn brute_nearest(s: &SkinSurface, p: Vec3A) -> f32 {
+        s.tris
+            .iter()
+            .map(|t| {
+                let t = t.map(|v| s.x[v as usize]);
+                closest_on_triangle(p, &t).0.distance(p)
+            })
+            .fold(f32::INFINITY, f32::min)
+    }
+
+    #[test]
+    fn sign_and_distance_on_a_box_match_the_box() {
+        let (pos, tris) = seamed_box(Vec3::new(0.1, 1.0, -0.2), Vec3::new(0.3, 0.2, 0.1));
+        let mut s = SkinSurface::new(&pos, &tris);
+        assert_eq!(s.len(), 12);
+        // Welded: every edge has its neighbour (a closed mesh).
+        assert!(s.adj.iter().flatten().all(|&a| a != u32::MAX));
+        s.set_frame([pos.as_slice()]);
+        s.prepare(1.0);
+        let mut seed = 7u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+        };
+        let (c, h) = (Vec3A::new(0.1, 1.0, -0.2), Vec3A::new(0.3, 0.2, 0.1));
+        for _ in 0..2000 {
+            let p = c + Vec3A::new(rnd(), rnd(), rnd()) * (h + 0.15);
+            let q = (p - c).abs() - h;
+            let inside = q.max_element() < 0.0;
+            let want = if inside {
+                -q.max_element()
+            } else {
+                q.max(Vec3A::ZERO).length()
+            };
+            let hit = s.closest(p, 1.0).expect("within reach");
+            assert!((hit.distance - want).abs() < 1e-5, "{p}: {hit:?} vs {want}");
+            assert!((hit.distance - brute_nearest(&s, p)).abs() < 1e-6);
+            if want > 1e-4 {
+                assert_eq!(hit.inside, inside, "{p}: {hit:?}");
+                // The pushed-out point is outside and on the surface.
+                let out = hit.point + hit.normal * 0.01;
+                let q = (out - c).abs() - h;
+                assert!(q.max_element() > 0.0, "{p} pushed to {out}");
+            }
+        }
+        // Out of reach: nothing.
+        assert!(s.closest(c + Vec3A::new(2.0, 0.0, 0.0), 0.5).is_none());
+    }
+
+    /// Points near a box's corners and edges, where the nearest point is shared by several
+    /// triangles whose normals disagree: only the pseudo-normal gets the side right every time.
+    #[test]
+    fn pseudo_normal_decides_corners_and_edges() {
+        let (pos, tris) = seamed_box(Vec3::ZERO, Vec3::splat(0.5));
+        let mut s = SkinSurface::new(&pos, &tris);
+        s.set_frame([pos.as_slice()]);
+        s.prepare(0.5);
+        for i in 0..8 {
+            let sgn = Vec3A::new(
+                if i & 1 == 0 { -1.0 } else { 1.0 },
+                if i & 2 == 0 { -1.0 } else { 1.0 },
+                if i & 4 == 0 { -1.0 } else { 1.0 },
+            );
+            let corner = sgn * 0.5;
+            // Just outside along the diagonal, and just inside.
+            let out = s.closest(corner + sgn * 0.01, 1.0).unwrap();
+            assert!(!out.inside);
+            let inn = s.closest(corner - sgn * 0.01, 1.0).unwrap();
+            assert!(inn.inside);
+            // Outside beyond an edge (two coordinates past the faces, one within).
+            let edge = Vec3A::new(sgn.x * 0.52, sgn.y * 0.52, 0.1);
+            assert!(!s.closest(edge, 1.0).unwrap().inside);
+        }
+    }
+
+    /// Interpolation between two frames, refitted boxes, and the surface's own motion.
+    #[test]
+    fn moving_surface_is_interpolated_and_refitted() {
+        let (pos, tris) = seamed_box(Vec3::ZERO, Vec3::splat(0.1));
+        let mut s = SkinSurface::new(&pos, &tris);
+        s.set_frame([pos.as_slice()]);
+        let moved: Vec<Vec3> = pos.iter().map(|p| *p + Vec3::new(1.0, 0.0, 0.0)).collect();
+        s.set_frame([moved.as_slice()]);
+        s.prepare(0.5);
+        let hit = s.closest(Vec3A::new(0.5, 0.0, 0.0), 0.2).unwrap();
+        assert!(hit.inside && (hit.distance - 0.1).abs() < 1e-6);
+        assert!(s.closest(Vec3A::ZERO, 0.2).is_none(), "boxes refitted");
+        let m = s.frame_motion(hit.triangle, hit.bary);
+        assert!((m - Vec3A::new(1.0, 0.0, 0.0)).length() < 1e-6);
+    }
+}

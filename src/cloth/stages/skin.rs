@@ -1,0 +1,232 @@
+//! Stage `skin`: cloth against the skinned body's triangles (the body as drawn), beside the
+//! proxy colliders. Run at the end of each collision pass ([`collide`](super::collide::collide)
+//! and the contact rounds' [`reproject`](super::collide::reproject)) on the substeps
+//! `SimParams::skin_contact` selects, against the surface in `ClothWorkspace::skin`.
+//!
+//! The proxies (spheres and tapered capsules fitted to bound the skin) carry most of the contact:
+//! they are smooth, cheap and their friction is what holds a garment on a moving limb. But they
+//! bound the skin only to within a few millimetres, and where the skin stands outside them (bulky
+//! thighs, hair, armour plates, a shoulder pad) cloth resting on them is inside the body people
+//! see. This stage finds those particles with a closest-point query on the skin at the substep's
+//! instant (`cloth::skin`: the vertices interpolated between the previous and the current frame,
+//! the hierarchy refitted, the side from the angle-weighted pseudo-normal) and projects each
+//! particle that is inside, or nearer than its thickness from outside, onto the surface plus
+//! its thickness, with the proxies' position-level Coulomb friction against the skin's own
+//! motion (`cloth::collide`'s `respond`: `d_T ← max(1 − μ δ/|d_T|, 0) d_T`) and the velocity
+//! re-derived. A contact round's pass visits only the particles its deformation limit moved and
+//! applies no friction, as the proxies' re-projection does. The query reaches
+//! `SimParams::skin_contact_depth` into the body: deeper cloth is left to the proxies.
+//!
+//! **Folds.** Where the skin folds into itself (an armpit with the arm down, the groin in a high
+//! kick, the back of a bent knee), linear blend skinning pushes one surface through the other:
+//! the nearest surface of a point in the fold is not the way out. Before a particle inside is
+//! moved, the point it would be moved to is tested against the skin again (its nearest surface
+//! within 1.5 × its thickness); if that point is inside too, the particle is left where it is and
+//! counted as a fold (`SkinStats::folds`), for the proxies and the check's rule (docs/CHECK.md:
+//! cloth pinched in a fold counts as inside only as deep as the fold is thick around it).
+
+use rayon::prelude::*;
+
+use crate::cloth::model::ClothModel;
+use crate::cloth::params::SimParams;
+use crate::cloth::state::ClothState;
+use crate::cloth::workspace::ClothWorkspace;
+
+/// Particles per parallel task (a fixed partition: results do not depend on the thread count,
+/// and each particle's result depends on its own data only).
+const CHUNK: usize = 256;
+
+/// What the skin-contact stage did, summed over its passes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SkinStats {
+    /// Passes run (a substep's collision pass and its contact rounds' passes).
+    pub passes: u64,
+    /// Particles queried.
+    pub visits: u64,
+    /// Particles moved out to their thickness from outside (nearer than their thickness).
+    pub near: u64,
+    /// Particles moved out from inside the skin.
+    pub inside: u64,
+    /// Particles inside left where they were: the way out along the nearest surface led into
+    /// the skin again (a fold).
+    pub folds: u64,
+    /// Wall seconds in the stage (surface preparation included).
+    pub secs: f64,
+}
+
+/// A particle's clearance record: at its last query it was at `x`, at least `clear` (m) beyond
+/// its thickness outside the skin (out of the query's reach counts as the reach), when the
+/// skin's travel ([`crate::cloth::skin::SkinSurface::travel`]) was `travel`. While its own move
+/// since plus the skin's travel since stay below `clear`, it cannot be in contact, and is not
+/// queried (conservative advancement, as the proxies' records in `stages/collide.rs`).
+#[derive(Clone, Copy, Debug)]
+pub struct Clearance {
+    x: crate::math::Vec3A,
+    clear: f32,
+    travel: f64,
+}
+
+impl Default for Clearance {
+    fn default() -> Self {
+        Clearance {
+            x: crate::math::Vec3A::ZERO,
+            clear: f32::NEG_INFINITY,
+            travel: 0.0,
+        }
+    }
+}
+
+/// Whether the skin contact runs in the substep whose collision pass comes next: a surface is
+/// set, `SimParams::skin_contact` is on, and this substep is one of the `k` evenly spaced ones
+/// that end on the frame's last substep (`s + 1` a multiple of `n / k`, rounded: `(s + 1) k mod
+/// n < k`).
+pub fn active(ws: &ClothWorkspace, params: &SimParams) -> bool {
+    let n = params.substeps.max(1);
+    let k = params.skin_contact.min(n);
+    if k == 0 || ws.skin.is_empty() || !ws.collide_t.is_finite() {
+        return false;
+    }
+    let s1 = (ws.collide_t * n as f32).round().max(0.0) as u32;
+    s1 >= 1 && (s1 * k) % n < k
+}
+
+/// The stage (see the module docs). `only_moved`: a contact round's pass over the particles
+/// flagged in `ws.skin_moved` (a copy of `ws.provot_moved` taken before the round's proxy pass),
+/// without friction, flagging the particles it pushes in `ws.provot_moved` (2).
+pub fn skin_contact(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    dt: f32,
+    only_moved: bool,
+) {
+    let clock = std::time::Instant::now();
+    ws.skin.prepare(ws.collide_t);
+    let n_sub = params.substeps.max(1) as f32;
+    let reach_in = params.skin_contact_depth.max(0.0);
+    let step = params.skin_contact_step.max(1e-6);
+    let inv_dt = 1.0 / dt;
+    let inv_frame = 1.0 / params.frame_dt.max(1e-6);
+    let travel = ws.skin.travel();
+    if ws.skin_clear.len() != state.x.len() {
+        ws.skin_clear.clear();
+        ws.skin_clear.resize(state.x.len(), Clearance::default());
+    }
+    let surf = &ws.skin;
+    let (inv_mass, thickness, friction) = (&state.inv_mass, &model.thickness, &model.friction);
+    let extra = &ws.extra_normal;
+    let flags: Option<&[u8]> = only_moved.then_some(ws.skin_moved.as_slice());
+    let counts = state
+        .x
+        .par_chunks_mut(CHUNK)
+        .zip(state.x_prev.par_chunks_mut(CHUNK))
+        .zip(state.v.par_chunks_mut(CHUNK))
+        .zip(ws.contact_gap.par_chunks_mut(CHUNK))
+        .zip(ws.contact_normal.par_chunks_mut(CHUNK))
+        .zip(ws.provot_moved.par_chunks_mut(CHUNK))
+        .zip(ws.skin_clear.par_chunks_mut(CHUNK))
+        .enumerate()
+        .map(|(c, ((((((x, xp), v), gap), normal), moved), rec))| {
+            let mut n = [0u64; 4];
+            for k in 0..x.len() {
+                let i = c * CHUNK + k;
+                if inv_mass[i] <= 0.0 || flags.is_some_and(|f| f[i] == 0) {
+                    continue;
+                }
+                let r = rec[k];
+                let room = r.clear as f64 - (travel - r.travel) - (x[k] - r.x).length() as f64;
+                if room > 0.0 {
+                    continue;
+                }
+                n[0] += 1;
+                let th = thickness[i];
+                let reach = reach_in.max(th);
+                let Some(hit) = surf.closest(x[k], reach) else {
+                    rec[k] = Clearance {
+                        x: x[k],
+                        clear: reach - th,
+                        travel,
+                    };
+                    continue;
+                };
+                let signed = if hit.inside {
+                    -hit.distance
+                } else {
+                    hit.distance
+                };
+                if signed >= th {
+                    rec[k] = Clearance {
+                        x: x[k],
+                        clear: signed - th,
+                        travel,
+                    };
+                    continue;
+                }
+                rec[k].clear = f32::NEG_INFINITY;
+                let target = hit.point + hit.normal * th;
+                if hit.inside {
+                    // A fold: the way out leads into the skin again.
+                    if surf.closest(target, 1.5 * th).is_some_and(|h| h.inside) {
+                        n[3] += 1;
+                        continue;
+                    }
+                    n[2] += 1;
+                } else {
+                    n[1] += 1;
+                }
+                let nrm = hit.normal;
+                let depth = (th - signed).min(step);
+                let push = if th - signed > step {
+                    nrm * step
+                } else {
+                    target - x[k]
+                };
+                x[k] += push;
+                let motion = surf.frame_motion(hit.triangle, hit.bary);
+                let mu = if only_moved { 0.0 } else { friction[i] };
+                if mu > 0.0 {
+                    let d_surface = motion / n_sub;
+                    let d_rel = (x[k] - xp[k]) - d_surface;
+                    let d_t = d_rel - nrm * d_rel.dot(nrm);
+                    let lt = d_t.length();
+                    if lt > 0.0 {
+                        let keep = (1.0 - mu * (depth + extra[i]) / lt).max(0.0);
+                        x[k] -= d_t * (1.0 - keep);
+                    }
+                }
+                if th <= gap[k] {
+                    gap[k] = th;
+                    normal[k] = nrm;
+                }
+                // The projection is a correction of position, not a motion: the velocity is
+                // the substep's own (friction included), less any part into the skin relative
+                // to the skin's motion. (Deriving it from the corrected position, as the
+                // per-substep proxy contact may, would turn a once-per-frame push of a few
+                // centimetres into tens of m/s outwards.) `x_prev` is set to match, for the
+                // integrators that read the velocity from it.
+                let mut vel = (x[k] - push - xp[k]) * inv_dt;
+                let v_rel_n = (vel - motion * inv_frame).dot(nrm);
+                if v_rel_n < 0.0 {
+                    vel -= nrm * v_rel_n;
+                }
+                v[k] = vel;
+                xp[k] = x[k] - vel * dt;
+                if only_moved {
+                    moved[k] = 2;
+                }
+            }
+            n
+        })
+        .reduce(
+            || [0u64; 4],
+            |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]],
+        );
+    let st = &mut ws.skin_stats;
+    st.passes += 1;
+    st.visits += counts[0];
+    st.near += counts[1];
+    st.inside += counts[2];
+    st.folds += counts[3];
+    st.secs += clock.elapsed().as_secs_f64();
+}
