@@ -450,10 +450,14 @@ impl Scene {
         let world_from_node = layout.world_from_node;
         skinner.update(&rig, &world_from_node, config.method);
         let mut workspace = workspace;
-        workspace.skin = body_surface(&rig, &skinner);
-        workspace
-            .skin
-            .set_frame((0..rig.meshes.len()).map(|m| skinner.positions(m)));
+        // The skinned-triangle collider only when the scene uses it (its hidden-part test costs
+        // as much as the proxies' own); an empty one is skipped every frame.
+        if config.sim.skin_contact > 0 {
+            workspace.skin = body_surface(&rig, &skinner);
+            workspace
+                .skin
+                .set_frame((0..rig.meshes.len()).map(|m| skinner.positions(m)));
+        }
         let mut world_from_bind_m = Vec::new();
         world_from_bind(&world_from_node, &rig.skins[skin], &mut world_from_bind_m);
         let mut pin_centers = Vec::new();

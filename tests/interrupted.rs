@@ -90,12 +90,13 @@ fn a_forced_bake_killed_half_way_leaves_the_old_file_whole() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
-fn an_interrupted_experiment_says_nothing_was_written() {
-    let dir = temp_dir("experiment");
+/// Runs `drape ARGS --out DIR`, sends Ctrl-C (SIGINT) after 1.5 s, and returns its exit status
+/// and what it said on stderr.
+fn run_and_interrupt(args: &[&str], dir: &Path) -> (std::process::ExitStatus, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args(["experiment", "wet-fig7", "--out"])
-        .arg(&dir)
+        .args(args)
+        .arg("--out")
+        .arg(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -110,7 +111,13 @@ fn an_interrupted_experiment_says_nothing_was_written() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    let status = child.wait().unwrap();
+    (child.wait().unwrap(), err)
+}
+
+#[test]
+fn an_interrupted_experiment_says_nothing_was_written() {
+    let dir = temp_dir("experiment");
+    let (status, err) = run_and_interrupt(&["experiment", "wet-fig7"], &dir);
     if status.success() {
         // It finished within the wait on a fast machine: nothing to check.
         return;
@@ -129,27 +136,12 @@ fn an_interrupted_scene_keeps_the_previous_run_whole() {
     let dir = temp_dir("scene");
     let old = b"frame,time_s\n0,0.0\n".to_vec();
     std::fs::write(dir.join("stats.csv"), &old).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args([
+    let (status, err) = run_and_interrupt(
+        &[
             "scene", "drop", "--n", "100", "--frames", "2000", "--force", "--quiet",
-        ])
-        .arg("--out")
-        .arg(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    signal(child.id(), "INT");
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    let status = child.wait().unwrap();
+        ],
+        &dir,
+    );
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(
         err.contains("interrupted (Ctrl-C); nothing was written to"),
