@@ -6,7 +6,7 @@ use drape::app::settings::{FabricParam, FabricPreset, SettingsStore, ViewerSetti
 use drape::app::viewer::{parse_scheduled, Action, Level, Viewer};
 use drape::cloth::wet::{AdhesionMode, Fabric};
 use drape::cloth::{ClothModelKind, Integrator};
-use drape::garments::GarmentKind;
+use drape::garments::{GarmentKind, HakamaStyle};
 use drape::skin::SkinMethod;
 
 fn ninja() -> drape::Rig {
@@ -238,6 +238,37 @@ fn world_parameters_act_live_without_a_rebuild() {
 }
 
 #[test]
+fn the_hakama_cut_is_chosen_in_the_panel_and_rebuilds_the_garments() {
+    let mut v = viewer();
+    let generation = v.scene_generation;
+    let hakama = |v: &Viewer| {
+        v.scene
+            .config
+            .garments
+            .iter()
+            .find(|g| g.kind == GarmentKind::Hakama)
+            .map(|g| g.style)
+    };
+    assert_eq!(hakama(&v), Some(HakamaStyle::HalfSkirts));
+    let skirts = v.scene.particle_count();
+    v.apply(Action::parse("hakama=divided").unwrap());
+    assert!(v.rebuild_pending());
+    v.flush();
+    assert_eq!(v.scene_generation, generation + 1);
+    assert_eq!(v.settings.hakama_style, HakamaStyle::Divided);
+    assert_eq!(hakama(&v), Some(HakamaStyle::Divided));
+    assert_ne!(v.scene.particle_count(), skirts, "a different garment");
+    for _ in 0..10 {
+        v.tick(1.0 / 60.0);
+    }
+    assert!(v.scene.state.is_finite());
+    // Choosing the cut in use asks for nothing; a name it does not know is refused.
+    v.apply(Action::SetHakamaStyle(HakamaStyle::Divided));
+    assert!(!v.rebuild_pending());
+    assert!(Action::parse("hakama=kilt").is_err());
+}
+
+#[test]
 fn particle_spacing_trades_detail_for_speed_after_one_rebuild() {
     let mut v = viewer();
     let fine = v.scene.particle_count();
@@ -408,6 +439,10 @@ fn command_line_actions_parse_to_the_same_actions() {
         ),
         ("proxies=on", Action::ShowProxies(true)),
         ("model=xpbd", Action::SetModel(ClothModelKind::Xpbd)),
+        (
+            "hakama=divided",
+            Action::SetHakamaStyle(HakamaStyle::Divided),
+        ),
         ("inside=on", Action::ShowInside(true)),
         ("check", Action::CheckClip),
         (
@@ -459,6 +494,7 @@ fn settings_round_trip_and_survive_corrupt_files() {
         body_shader: "toon".into(),
         show_bvh: true,
         root_motion: RootMotion::Travel,
+        hakama_style: HakamaStyle::Divided,
         ..Default::default()
     };
     FabricParam::KBend.set(&mut s.fabrics[1], 7.5).unwrap();

@@ -5,7 +5,7 @@ use super::viewer::{Action, Level, Viewer};
 use crate::anim::player::RootMotion;
 use crate::cloth::wet::{AdhesionMode, Fabric};
 use crate::cloth::{ClothModelKind, Integrator};
-use crate::garments::GarmentKind;
+use crate::garments::{GarmentKind, HakamaStyle};
 use crate::skin::SkinMethod;
 
 /// The panel's own UI state (not settings).
@@ -395,6 +395,30 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
                 .clicked()
             {
                 out.push(Action::SetModel(m));
+            }
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label("hakama cut");
+        for (h, label, hover) in [
+            (
+                HakamaStyle::HalfSkirts,
+                "half-skirts",
+                "two open half-skirts, one per leg (the default)",
+            ),
+            (
+                HakamaStyle::Divided,
+                "divided",
+                "trousers with a tube per leg, laid out with the legs spread \
+                 (experimental: issue 19)",
+            ),
+        ] {
+            if ui
+                .selectable_label(s.hakama_style == h, label)
+                .on_hover_text(hover)
+                .clicked()
+            {
+                out.push(Action::SetHakamaStyle(h));
             }
         }
     });

@@ -17,7 +17,7 @@ use super::settings::{garment_index, FabricParam, FabricPreset, ViewerSettings};
 use crate::anim::player::{LoopMode, RootMotion};
 use crate::cloth::wet::{AdhesionMode, Fabric};
 use crate::cloth::{ClothModelKind, Integrator, SimParams};
-use crate::garments::{has_bones, GarmentKind, GarmentSpec};
+use crate::garments::{has_bones, GarmentKind, GarmentSpec, HakamaStyle};
 use crate::math::Vec3;
 use crate::rig::Rig;
 use crate::scene::{Scene, SceneConfig};
@@ -59,6 +59,8 @@ pub enum Action {
     SetIntegrator(Integrator),
     /// Cloth model (rebuilds the garments).
     SetModel(ClothModelKind),
+    /// How the hakama is cut (rebuilds the garments).
+    SetHakamaStyle(HakamaStyle),
     SetSelfCollision(bool),
     /// Mean wind speed, m/s, 0 … 30.
     SetWindSpeed(f32),
@@ -133,7 +135,7 @@ impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
     /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
-    /// model, cloth.MESH (simulate the character's mesh MESH as cloth), self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
+    /// model, hakama (half_skirts|divided), cloth.MESH (simulate the character's mesh MESH as cloth), self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {
@@ -166,6 +168,7 @@ impl Action {
             ),
             "integrator" => Action::SetIntegrator(need()?.parse()?),
             "model" => Action::SetModel(need()?.parse()?),
+            "hakama" => Action::SetHakamaStyle(need()?.parse()?),
             "self_collision" => Action::SetSelfCollision(on_off(need()?)?),
             "wind" => Action::SetWindSpeed(number(need()?)?),
             "wind_dir" => Action::SetWindAzimuth(number(need()?)?),
@@ -490,6 +493,12 @@ impl Viewer {
             Action::SetModel(m) => {
                 if s.model != m {
                     s.model = m;
+                    self.rebuild_pending = true;
+                }
+            }
+            Action::SetHakamaStyle(h) => {
+                if s.hakama_style != h {
+                    s.hakama_style = h;
                     self.rebuild_pending = true;
                 }
             }
@@ -888,6 +897,9 @@ pub fn scene_config(
             if has_bones(&rig.skeleton, kind) {
                 let mut spec = GarmentSpec::coarse(kind, s.spacing_scale);
                 spec.fabric = s.fabrics[garment_index(kind)].clone();
+                if kind == GarmentKind::Hakama {
+                    spec.style = s.hakama_style;
+                }
                 Some(spec)
             } else {
                 messages.push((

@@ -20,6 +20,7 @@ use crate::anim::player::RootMotion;
 use crate::cloth::wet::{AdhesionMode, Fabric};
 use crate::cloth::{ClothModelKind, GarmentParams, Integrator};
 use crate::garments::GarmentKind;
+use crate::garments::HakamaStyle;
 use crate::skin::SkinMethod;
 
 /// The shaders a viewer can pick (names of `drape::gpu::Shading`, kept as plain strings here so
@@ -79,6 +80,9 @@ pub struct ViewerSettings {
     pub integrator: Integrator,
     /// Cloth model: mass-spring (the reference) or position-based (XPBD). Default mass-spring.
     pub model: ClothModelKind,
+    /// How the hakama is cut: two half-skirts (the default) or divided trousers, laid out with
+    /// the legs spread ([`HakamaStyle`]).
+    pub hakama_style: HakamaStyle,
     /// Self- and garment–garment collisions. Default on.
     pub self_collision: bool,
     /// Wind: mean speed, m/s. Range 0 … 30; default 0.
@@ -154,6 +158,7 @@ impl Default for ViewerSettings {
             substeps: 16,
             integrator: Integrator::Verlet,
             model: ClothModelKind::MassSpring,
+            hakama_style: HakamaStyle::HalfSkirts,
             self_collision: true,
             wind_speed: 0.0,
             wind_azimuth: 180.0,
@@ -243,6 +248,7 @@ struct SettingsFile {
     substeps: Option<u32>,
     integrator: Option<String>,
     model: Option<String>,
+    hakama_style: Option<String>,
     self_collision: Option<bool>,
     wind_speed: Option<f32>,
     wind_azimuth: Option<f32>,
@@ -394,6 +400,12 @@ impl ViewerSettings {
             &mut s.integrator,
         );
         parsed(&mut w, f.model.as_ref(), |x| x.parse(), &mut s.model);
+        parsed(
+            &mut w,
+            f.hakama_style.as_ref(),
+            |x| x.parse(),
+            &mut s.hakama_style,
+        );
         s.self_collision = f.self_collision.unwrap_or(s.self_collision);
         ranged(
             &mut w,
@@ -520,6 +532,7 @@ impl ViewerSettings {
             substeps: Some(self.substeps),
             integrator: Some(integrator_name(self.integrator).into()),
             model: Some(self.model.name().into()),
+            hakama_style: Some(self.hakama_style.name().into()),
             self_collision: Some(self.self_collision),
             wind_speed: Some(self.wind_speed),
             wind_azimuth: Some(self.wind_azimuth),
