@@ -26,8 +26,8 @@ use drape::anim::player::RootMotion;
 use drape::app::settings::{FabricParam, FabricPreset, ViewerSettings, SPACING_SCALE};
 use drape::app::viewer::{Action, Viewer};
 use drape::cloth::wet::{AdhesionMode, Fabric};
-use drape::cloth::Integrator;
-use drape::garments::GarmentKind;
+use drape::cloth::{ClothModelKind, Integrator};
+use drape::garments::{GarmentKind, HakamaStyle};
 use drape::skin::SkinMethod;
 
 /// SplitMix64 (Steele, Lea & Flood 2014): a small, seedable generator, enough for a monkey.
@@ -73,7 +73,7 @@ fn slider(rng: &mut Rng, lo: f32, hi: f32) -> f32 {
 /// One random action.
 fn random_action(rng: &mut Rng, v: &Viewer) -> Action {
     let kinds = GarmentKind::ALL;
-    match rng.below(34) {
+    match rng.below(36) {
         0..=2 => {
             let clips: Vec<String> = v.rig().clips.iter().map(|c| c.name.clone()).collect();
             if clips.is_empty() || rng.below(10) == 0 {
@@ -136,6 +136,8 @@ fn random_action(rng: &mut Rng, v: &Viewer) -> Action {
             4 => Action::FrameCamera,
             _ => Action::ResetCamera,
         },
+        33 => Action::SetModel(rng.pick(&[ClothModelKind::MassSpring, ClothModelKind::Xpbd])),
+        34 => Action::SetHakamaStyle(rng.pick(&[HakamaStyle::HalfSkirts, HakamaStyle::Divided])),
         _ => {
             if rng.below(4) == 0 {
                 Action::ResetDefaults
