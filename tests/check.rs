@@ -261,7 +261,8 @@ fn the_ninja_clips_end_where_they_start() {
 }
 
 /// `drape check` on a short clip with coarse garments: the table, the JSON and the exit status
-/// agree.
+/// agree; with `--summary` the tables and the verdict go to stderr and stdout holds the
+/// Markdown table, one row per clip.
 #[test]
 fn the_check_command_prints_a_verdict_and_writes_json() {
     let dir = std::env::temp_dir().join(format!("drape-check-{}", std::process::id()));
@@ -275,6 +276,8 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
             "--spacing",
             "3",
             "--quiet",
+            "--summary",
+            "--summary-header",
             "--json",
         ])
         .arg(&json)
@@ -282,12 +285,22 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stdout.contains("clip jab_cross"), "{stdout}\n{stderr}");
-    assert!(stdout.contains("verdict: "), "{stdout}\n{stderr}");
+    assert!(stderr.contains("clip jab_cross"), "{stdout}\n{stderr}");
+    assert!(stderr.contains("verdict: "), "{stdout}\n{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let passed = v["passed"].as_bool().unwrap();
     assert_eq!(passed, out.status.success(), "{stdout}\n{stderr}");
-    assert_eq!(passed, stdout.contains("verdict: PASS"));
+    assert_eq!(passed, stderr.contains("verdict: PASS"));
+    // The summary: the header, its rule and one row, which says the same verdict.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines[0].starts_with("| body | clip | method |"), "{stdout}");
+    assert!(lines[2].contains("| jab_cross | lbs |"), "{stdout}");
+    assert_eq!(lines[0].matches('|').count(), lines[2].matches('|').count());
+    assert!(
+        lines[2].ends_with(if passed { "| pass |" } else { "| FAIL |" }),
+        "{stdout}"
+    );
     let clip = &v["clips"][0];
     assert_eq!(clip["clip"], "jab_cross");
     assert_eq!(clip["loops"], true);

@@ -47,6 +47,70 @@ pub struct Args {
     /// leg, laid out with the legs spread), as a scene file's `style`.
     #[arg(long, default_value = "half_skirts")]
     pub hakama: String,
+    /// Print one Markdown row per clip on stdout (the table of issue 19: frames with cloth
+    /// > 1 cm inside, worst share > 3 mm, deepest, hakama lift and return, worst return,
+    /// hanging, verdict), the per-clip tables and the verdict going to stderr instead; rows of
+    /// several runs (bodies, methods) appended to one file make one table.
+    #[arg(long)]
+    pub summary: bool,
+    /// With --summary: print the table's header first.
+    #[arg(long, requires = "summary")]
+    pub summary_header: bool,
+}
+
+/// The header of [`summary_rows`]' table.
+pub const SUMMARY_HEADER: &str = "| body | clip | method | frames > 1 cm inside | worst share > 3 mm | deepest | hakama lift | hakama return RMS / max | worst return RMS / max | hanging | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+
+/// One Markdown row per clip of `report` (columns of [`SUMMARY_HEADER`]): the share of frames
+/// with a garment vertex more than 1 cm inside, the largest share of a garment's vertices more
+/// than 3 mm inside (and which garment), the deepest vertex, the hakama's lift and return to
+/// its drape, the worst return of any garment, the vertices hanging from the arms, the verdict.
+pub fn summary_rows(report: &Report) -> String {
+    let body = std::path::Path::new(&report.rig)
+        .file_stem()
+        .map_or(report.rig.clone(), |s| s.to_string_lossy().into_owned());
+    let mut out = String::new();
+    for c in &report.clips {
+        let by = |f: &dyn Fn(&crate::check::GarmentReport) -> f32| {
+            c.garments.iter().max_by(|a, b| f(a).total_cmp(&f(b)))
+        };
+        let worst = by(&|g| g.worst_share);
+        let ret = by(&|g| g.return_max);
+        let hakama = c.garments.iter().find(|g| g.kind == "hakama");
+        let deepest = c
+            .garments
+            .iter()
+            .map(|g| g.max_depth)
+            .fold(0.0f32, f32::max);
+        let pct = |x: f32| format!("{:.0} %", 100.0 * x);
+        out += &format!(
+            "| {body} | {} | {} | {} | {} | {:.1} mm | {} | {} | {} | {} | {} |\n",
+            c.clip,
+            report.method,
+            pct(c.deep_frames as f32 / c.frames.max(1) as f32),
+            worst.map_or("-".into(), |g| format!(
+                "{:.2} % ({})",
+                100.0 * g.worst_share,
+                g.name
+            )),
+            1000.0 * deepest,
+            hakama.map_or("-".into(), |g| format!("{} cm", cm(g.lift))),
+            hakama.map_or("-".into(), |g| format!(
+                "{} / {} cm",
+                cm(g.return_rms),
+                cm(g.return_max)
+            )),
+            ret.map_or("-".into(), |g| format!(
+                "{} / {} cm ({})",
+                cm(g.return_rms),
+                cm(g.return_max),
+                g.name
+            )),
+            c.garments.iter().map(|g| g.hanging).sum::<usize>(),
+            if c.passed() { "pass" } else { "FAIL" },
+        );
+    }
+    out
 }
 
 fn cm(m: f32) -> String {
@@ -185,8 +249,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig)))?;
         drop(bar);
         unpinned_vertices = r.garments.iter().map(|g| g.vertices).sum::<usize>();
-        print!("{}", clip_table(&r));
-        let _ = std::io::stdout().flush();
+        if args.summary {
+            eprint!("{}", clip_table(&r));
+        } else {
+            print!("{}", clip_table(&r));
+            let _ = std::io::stdout().flush();
+        }
         reports.push(r);
     }
     let body_triangles = rig.meshes.iter().map(|m| m.triangle_count()).sum();
@@ -207,6 +275,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
         super::commit_output(f)?;
     }
+    if args.summary {
+        if args.summary_header {
+            print!("{SUMMARY_HEADER}");
+        }
+        print!("{}", summary_rows(&report));
+    }
+    // The verdict goes with the per-clip tables.
+    let say = |line: String| {
+        if args.summary {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
     let failed: Vec<&str> = report
         .clips
         .iter()
@@ -214,20 +296,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map(|c| c.clip.as_str())
         .collect();
     if failed.is_empty() {
-        println!(
+        say(format!(
             "verdict: PASS ({} clips, {} skinning, spacing ×{})",
             report.clips.len(),
             report.method,
             args.spacing
-        );
+        ));
         Ok(())
     } else {
-        println!(
+        say(format!(
             "verdict: FAIL ({} of {} clips: {})",
             failed.len(),
             report.clips.len(),
             failed.join(", ")
-        );
+        ));
         Err(CliError::new(format!(
             "check failed on {} of {} clips",
             failed.len(),
