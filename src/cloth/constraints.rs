@@ -397,6 +397,57 @@ impl ProvotScratch {
         self.pin_x.extend(model.pins.iter().map(|&p| x[p as usize]));
     }
 
+    /// Records every particle whose position in `x` differs from `before` (bit for bit, so a NaN
+    /// counts as moved) as moved since the last pass: [`ProvotScratch::moved_by`] for each, in
+    /// parallel per chunk. For a caller that knows where the particles were after the last
+    /// pass but not which ones other stages moved since: the next pass then visits only the
+    /// springs near those, where [`ProvotScratch::invalidate`] would have it visit every one.
+    pub fn moved_since(&mut self, model: &ClothModel, x: &[Vec3A], before: &[Vec3A]) {
+        self.ensure(model);
+        assert_eq!(x.len(), before.len(), "one earlier position per particle");
+        let (cs, spc, now) = (model.chunk_size, self.stamps_per_chunk, self.now);
+        let bits = |p: &Vec3A| p.to_array().map(f32::to_bits);
+        let mark = |xc: &[Vec3A], bc: &[Vec3A], stamp: &mut [u32]| {
+            for (k, (a, b)) in xc.iter().zip(bc).enumerate() {
+                if bits(a) != bits(b) {
+                    stamp[k / STAMP_BLOCK] = now;
+                }
+            }
+        };
+        if x.len() <= cs {
+            mark(x, before, &mut self.stamp[..spc]);
+        } else {
+            x.par_chunks(cs)
+                .zip(before.par_chunks(cs))
+                .zip(self.stamp.par_chunks_mut(spc))
+                .for_each(|((xc, bc), st)| mark(xc, bc, st));
+        }
+    }
+
+    /// Records every particle flagged 2 in `moved` (pushed by another stage since the last
+    /// pass: the contact rounds' re-projection) with [`ProvotScratch::moved_by`], and clears
+    /// every flag; in parallel per chunk.
+    pub fn take_pushed(&mut self, model: &ClothModel, moved: &mut [u8]) {
+        self.ensure(model);
+        let (cs, spc, now) = (model.chunk_size, self.stamps_per_chunk, self.now);
+        let take = |mc: &mut [u8], stamp: &mut [u32]| {
+            for (k, m) in mc.iter_mut().enumerate() {
+                if *m == 2 {
+                    stamp[k / STAMP_BLOCK] = now;
+                }
+                *m = 0;
+            }
+        };
+        if moved.len() <= cs {
+            take(moved, &mut self.stamp[..spc]);
+        } else {
+            moved
+                .par_chunks_mut(cs)
+                .zip(self.stamp.par_chunks_mut(spc))
+                .for_each(|(mc, st)| take(mc, st));
+        }
+    }
+
     /// Records that particle `i` moved since the last pass (another stage pushed it).
     #[inline]
     pub fn moved_by(&mut self, model: &ClothModel, i: usize) {

@@ -164,7 +164,9 @@ pub struct ClothWorkspace {
     /// That collider's outward normal (zero if none).
     pub contact_normal: Vec<Vec3A>,
     /// Positions before [`last_word`](super::mass_spring::constrain::last_word)'s pass, of the
-    /// particles with a contact (`contact_gap` finite); the other entries are stale.
+    /// particles with a contact (`contact_gap` finite); the other entries are stale. The XPBD
+    /// model also keeps here where its `constrain` stage left every particle, until its first
+    /// contact round (`cloth::xpbd::constrain::contact_rounds`).
     pub(super) last_word_x: Vec<Vec3A>,
     /// That collider's index (`u32::MAX` if none).
     pub contact_collider: Vec<u32>,

@@ -257,6 +257,18 @@ pub fn constrain(
     let min = params.provot_iterations.saturating_sub(1);
     let (moved, scratch) = (&mut ws.provot_moved, &mut ws.provot);
     limit_passes(model, state, params, min, passes, moved, scratch);
+    if rounds_run(params) {
+        // Where the passes left the particles: the first contact round reports to the passes'
+        // scratch only the ones `self_collide` and `collide` move after this.
+        ws.last_word_x.clear();
+        ws.last_word_x.extend_from_slice(&state.x);
+    }
+}
+
+/// Whether [`contact_rounds`] does anything with these parameters.
+fn rounds_run(params: &SimParams) -> bool {
+    params.contact_rounds.min(8) > 0
+        && (strain_factor(params) != 0.0 || params.tether_slack.is_some())
 }
 
 /// The tethers (`SimParams::tether_slack`), then up to `max` strain-limit passes
@@ -318,28 +330,28 @@ pub fn contact_rounds(
     dt: f32,
 ) {
     let rounds = params.contact_rounds.min(8);
-    let stretch = strain_factor(params);
-    if rounds == 0 || (stretch == 0.0 && params.tether_slack.is_none()) {
+    if !rounds_run(params) {
         return;
     }
     let passes = params.max_provot_passes().max(1);
     let min = params.provot_iterations;
     // One round: the tethers and the limit passes, flagging what they move (1). On entry
-    // `provot_moved` holds 2 for the particles the last re-projection pushed (`first`: stage
-    // `collide` moved every particle): those are reported to the passes' scratch, so the passes
-    // visit only the springs near them or near their own moves.
+    // `provot_moved` holds 2 for the particles the last re-projection pushed (`first`: the
+    // particles `self_collide` and `collide` moved since `constrain`'s passes, which differ from
+    // the positions `constrain` kept in `last_word_x`): those are reported to the passes'
+    // scratch, so the passes visit only the springs near them or near their own moves.
     let round = |state: &mut ClothState, ws: &mut ClothWorkspace, first: bool| -> bool {
         let (moved, scratch) = (&mut ws.provot_moved, &mut ws.provot);
         if first {
-            scratch.invalidate();
-        } else {
-            for (i, m) in moved.iter().enumerate() {
-                if *m == 2 {
-                    scratch.moved_by(model, i);
-                }
+            if ws.last_word_x.len() == state.x.len() {
+                scratch.moved_since(model, &state.x, &ws.last_word_x);
+            } else {
+                scratch.invalidate();
             }
+            moved.fill(0);
+        } else {
+            scratch.take_pushed(model, moved);
         }
-        moved.fill(0);
         limit_passes(model, state, params, min, passes, moved, scratch)
     };
     let mut all = true;
@@ -358,19 +370,36 @@ pub fn contact_rounds(
         if round(state, ws, false) {
             let inv_dt = 1.0 / dt;
             let (gap, normal) = (&ws.contact_gap, &ws.contact_normal);
-            for (i, &m) in ws.provot_moved.iter().enumerate() {
-                if m == 0 {
-                    continue;
-                }
-                if gap[i].is_finite() {
-                    let n = normal[i];
-                    let h = gap[i] + (state.x[i] - ws.last_word_x[i]).dot(n);
-                    let floor = 0.5 * model.thickness[i];
-                    if h < floor {
-                        state.x[i] += n * (floor - h);
+            let (moved, before) = (&ws.provot_moved, &ws.last_word_x);
+            // Per particle on its own: chunk by chunk, in parallel.
+            let bound = |base: usize, x: &mut [Vec3A], v: &mut [Vec3A], xp: &[Vec3A]| {
+                for k in 0..x.len() {
+                    let i = base + k;
+                    if moved[i] == 0 {
+                        continue;
                     }
+                    if gap[i].is_finite() {
+                        let n = normal[i];
+                        let h = gap[i] + (x[k] - before[i]).dot(n);
+                        let floor = 0.5 * model.thickness[i];
+                        if h < floor {
+                            x[k] += n * (floor - h);
+                        }
+                    }
+                    v[k] = (x[k] - xp[k]) * inv_dt;
                 }
-                state.v[i] = (state.x[i] - state.x_prev[i]) * inv_dt;
+            };
+            let cs = model.chunk_size;
+            if model.chunks() == 1 {
+                bound(0, &mut state.x, &mut state.v, &state.x_prev);
+            } else {
+                state
+                    .x
+                    .par_chunks_mut(cs)
+                    .zip(state.v.par_chunks_mut(cs))
+                    .zip(state.x_prev.par_chunks(cs))
+                    .enumerate()
+                    .for_each(|(c, ((x, v), xp))| bound(c * cs, x, v, xp));
             }
         }
     }
@@ -874,6 +903,71 @@ mod tests {
             assert!(bits(&a) == bits(&b), "positions differ after pass {pass}");
             assert_eq!(ma, mb, "moved flags, pass {pass}");
         }
+    }
+}
+
+#[cfg(test)]
+mod reported_moves {
+    use super::*;
+    use crate::cloth::scenes::{test_random, two_chunk_cloth};
+
+    /// Reporting the particles other stages moved, with [`constraints::ProvotScratch::moved_since`]
+    /// (positions compared with a copy, as the first contact round does) or
+    /// [`constraints::ProvotScratch::take_pushed`] (the re-projection's flags), leaves the
+    /// tracked passes equal to [`limit_pass`], which visits every spring, bit for bit.
+    #[test]
+    fn moved_since_and_take_pushed_equal_visiting_every_spring() {
+        let scene = two_chunk_cloth();
+        let model = &scene.model;
+        let n = model.len();
+        let mut rnd = test_random(5);
+        let w = scene.state.inv_mass.clone();
+        let spacing = model.limits.rest[0];
+        let mut x = scene.state.x.clone();
+        for (i, p) in x.iter_mut().enumerate() {
+            let big = if (i / 40) % 6 == 1 { 0.7 } else { 0.05 };
+            *p += Vec3A::new(rnd(), rnd(), rnd()) * spacing * big;
+        }
+        let (tau, stretch) = (0.1f32, 1.1f32);
+        let (mut a, mut b) = (x.clone(), x);
+        let (mut ma, mut mb) = (vec![0u8; n], vec![0u8; n]);
+        let mut sc = constraints::ProvotScratch::default();
+        sc.invalidate();
+        let mut moved_some = false;
+        for pass in 0..10 {
+            let kick = Vec3A::new(0.0, 1.5 * spacing, 0.0);
+            if pass == 3 {
+                // Unreported moves, found by comparing with where the last pass left them.
+                let before = b.clone();
+                for i in [5, 410, 1030, 1500] {
+                    a[i] += kick;
+                    b[i] += kick;
+                }
+                sc.moved_since(model, &b, &before);
+            }
+            if pass == 6 {
+                let mut flags = vec![0u8; n];
+                for i in [7, 900, 1100, 1599] {
+                    a[i] -= kick;
+                    b[i] -= kick;
+                    flags[i] = 2;
+                }
+                flags[3] = 1;
+                sc.take_pushed(model, &mut flags);
+                assert!(flags.iter().all(|&f| f == 0), "flags cleared");
+            }
+            let wa = limit_pass(model, &mut a, &w, stretch, &mut ma);
+            let wb =
+                constraints::strain_limit_tracked(model, &w, tau, &mut b, &mut mb, &mut sc, None);
+            moved_some |= wb > 0.0 && pass > 3;
+            assert_eq!(wa.to_bits(), wb.to_bits(), "pass {pass}: {wa} vs {wb}");
+            let bits = |p: &[Vec3A]| -> Vec<[u32; 3]> {
+                p.iter().map(|q| q.to_array().map(f32::to_bits)).collect()
+            };
+            assert!(bits(&a) == bits(&b), "positions differ after pass {pass}");
+            assert_eq!(ma, mb, "moved flags, pass {pass}");
+        }
+        assert!(moved_some, "the reported moves made the passes work");
     }
 }
 
