@@ -484,6 +484,39 @@ pub fn repeat_limit_passes(
     any
 }
 
+/// A tracked deformation-limit pass: [`provot_tracked`] (mass-spring) or
+/// [`strain_limit_tracked`] (XPBD), with their arguments.
+pub type TrackedPass =
+    fn(&ClothModel, &[f32], f32, &mut [Vec3A], &mut [u8], &mut ProvotScratch, Option<f32>) -> f32;
+
+/// Both models' tethers and deformation-limit passes: the tethers (`tether_slack`), then
+/// `pass` repeated by [`repeat_limit_passes`] (at least `min`, at most `max`, the tethers inside
+/// the first), flagging the particles they move in `moved`; with no limit (`tau` `None`) or no
+/// pass allowed, the tethers alone. Returns whether anything moved a particle.
+#[allow(clippy::too_many_arguments)]
+pub fn tethers_and_limit(
+    model: &ClothModel,
+    inv_mass: &[f32],
+    x: &mut [Vec3A],
+    tau: Option<f32>,
+    tether_slack: Option<f32>,
+    (min, max, tolerance): (u32, u32, f32),
+    moved: &mut [u8],
+    scratch: &mut ProvotScratch,
+    pass: TrackedPass,
+) -> bool {
+    let Some(tau) = tau.filter(|_| max > 0) else {
+        return match tether_slack {
+            Some(slack) => tethers(model, slack, x, moved, scratch),
+            None => false,
+        };
+    };
+    repeat_limit_passes(min, max, tolerance, |k| {
+        let tethers = tether_slack.filter(|_| k == 0);
+        pass(model, inv_mass, tau, x, moved, scratch, tethers)
+    })
+}
+
 /// [`provot`], also setting `moved[i] = 1` for every particle the pass moved (entries of
 /// particles it did not move are left as they are, so several passes accumulate). `moved` has
 /// one entry per particle. The contact rounds (src/cloth/mass_spring/step.rs) re-project only these

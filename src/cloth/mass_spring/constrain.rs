@@ -41,18 +41,21 @@ fn provot_passes(
     moved: &mut [u8],
     scratch: &mut constraints::ProvotScratch,
 ) -> bool {
-    let (min, max) = (params.provot_iterations, params.max_provot_passes());
-    let Some(tau) = params.provot_limit.filter(|_| max > 0) else {
-        return match params.tether_slack {
-            Some(slack) => constraints::tethers(model, slack, &mut state.x, moved, scratch),
-            None => false,
-        };
-    };
-    constraints::repeat_limit_passes(min, max, params.provot_tolerance, |k| {
-        let (x, w) = (&mut state.x, &state.inv_mass);
-        let tethers = params.tether_slack.filter(|_| k == 0);
-        constraints::provot_tracked(model, w, tau, x, moved, scratch, tethers)
-    })
+    constraints::tethers_and_limit(
+        model,
+        &state.inv_mass,
+        &mut state.x,
+        params.provot_limit,
+        params.tether_slack,
+        (
+            params.provot_iterations,
+            params.max_provot_passes(),
+            params.provot_tolerance,
+        ),
+        moved,
+        scratch,
+        constraints::provot_tracked,
+    )
 }
 
 /// [`constrain`] for a contact round: sets `moved[i] = 1` for every particle it moved, 0 for the

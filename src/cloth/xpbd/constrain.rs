@@ -290,18 +290,17 @@ fn limit_passes(
     moved: &mut [u8],
     scratch: &mut constraints::ProvotScratch,
 ) -> bool {
-    let tau = params.provot_limit.filter(|_| strain_factor(params) > 0.0);
-    let Some(tau) = tau.filter(|_| max > 0) else {
-        return match params.tether_slack {
-            Some(slack) => constraints::tethers(model, slack, &mut state.x, moved, scratch),
-            None => false,
-        };
-    };
-    constraints::repeat_limit_passes(min, max, params.provot_tolerance, |k| {
-        let (x, w) = (&mut state.x, &state.inv_mass);
-        let tethers = params.tether_slack.filter(|_| k == 0);
-        constraints::strain_limit_tracked(model, w, tau, x, moved, scratch, tethers)
-    })
+    constraints::tethers_and_limit(
+        model,
+        &state.inv_mass,
+        &mut state.x,
+        params.provot_limit.filter(|_| strain_factor(params) > 0.0),
+        params.tether_slack,
+        (min, max, params.provot_tolerance),
+        moved,
+        scratch,
+        constraints::strain_limit_tracked,
+    )
 }
 
 /// The contact rounds and the last word of the XPBD model, after stage `collide`
