@@ -93,55 +93,13 @@ pub fn triangle_winding(q: Vec3, t: &[Vec3; 3]) -> f64 {
     2.0 * det.atan2(den) / FOUR_PI
 }
 
-/// Closest point to `p` on triangle `t` (Ericson 2005, §5.1.5).
+/// Closest point to `p` on triangle `t` (Ericson 2005, §5.1.5): the skin collider's query
+/// ([`crate::cloth::skin::closest_on_triangle`]), without its barycentric coordinates.
 pub fn closest_on_triangle(p: Vec3, t: &[Vec3; 3]) -> Vec3 {
-    let [a, b, c] = *t;
-    let ab = b - a;
-    let ac = c - a;
-    let ap = p - a;
-    let d1 = ab.dot(ap);
-    let d2 = ac.dot(ap);
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
-    }
-    let bp = p - b;
-    let d3 = ab.dot(bp);
-    let d4 = ac.dot(bp);
-    if d3 >= 0.0 && d4 <= d3 {
-        return b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        return a + ab * v;
-    }
-    let cp = p - c;
-    let d5 = ab.dot(cp);
-    let d6 = ac.dot(cp);
-    if d6 >= 0.0 && d5 <= d6 {
-        return c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
-        return a + ac * w;
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return b + (c - b) * w;
-    }
-    let den = va + vb + vc;
-    if den.abs() < f32::MIN_POSITIVE {
-        // Degenerate (zero-area) triangle: the nearest of its corners will do.
-        return *[a, b, c]
-            .iter()
-            .min_by(|x, y| x.distance_squared(p).total_cmp(&y.distance_squared(p)))
-            .unwrap_or(&a);
-    }
-    let v = vb / den;
-    let w = vc / den;
-    a + ab * v + ac * w
+    let t = t.map(crate::math::Vec3A::from);
+    crate::cloth::skin::closest_on_triangle(p.into(), &t)
+        .0
+        .into()
 }
 
 fn box_distance_squared(min: Vec3, max: Vec3, p: Vec3) -> f32 {
