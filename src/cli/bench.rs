@@ -51,7 +51,7 @@ pub struct SceneArgs {
     /// Diagnostic: switch self- and garment–garment collision off.
     #[arg(long)]
     pub no_self_collision: bool,
-    /// Substeps per frame with cloth-against-skin contact (0: off; the scene's default 0).
+    /// Substeps per frame with cloth-against-skin contact (0: off, the scene's default; 16: every substep).
     #[arg(long)]
     pub skin_contact: Option<u32>,
     /// Cloth model: mass_spring, xpbd, or both (alternating, side by side).
@@ -415,7 +415,7 @@ fn scene_one(args: &SceneArgs, model: ClothModelKind) -> Result<(), CliError> {
     let sk = scene.workspace.skin_stats;
     println!(
         "skin contact on {} substeps per frame ({} body triangles): {:.3} ms per frame in the \
-         stage (part of collide), per frame {:.0} particles queried, {:.1} pushed out from \
+         stage (`skin` above), per frame {:.0} particles queried, {:.1} pushed out from \
          inside, {:.1} from nearer than their thickness, {:.1} left in folds",
         sim.skin_contact.min(sim.substeps),
         scene.workspace.skin.len(),

@@ -244,9 +244,6 @@ pub struct ClothWorkspace {
     /// The skinned body's surface for the skin-contact stage (`stages/skin.rs`); empty: no
     /// skin contact. The caller (the dressed scene) builds it and sets each frame's positions.
     pub skin: crate::cloth::skin::SkinSurface,
-    /// The skin-contact stage's copy of `provot_moved` for a contact round (which particles the
-    /// round's deformation limit moved).
-    pub(super) skin_moved: Vec<u8>,
     /// Per particle: how far it was from the skin at its last query (see
     /// `cloth::stages::skin::Clearance`).
     pub(super) skin_clear: Vec<crate::cloth::stages::skin::Clearance>,
@@ -280,7 +277,6 @@ impl ClothWorkspace {
             last_word_x: Vec::with_capacity(n),
             contact_collider: vec![u32::MAX; n],
             skin: Default::default(),
-            skin_moved: Vec::new(),
             skin_clear: Vec::new(),
             skin_stats: Default::default(),
             extra_normal: vec![0.0; n],

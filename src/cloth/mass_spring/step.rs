@@ -1,18 +1,21 @@
 //! The mass-spring model's substep order. One frame = `substeps` fixed substeps; each substep
 //! runs the stages below in this order, one named function each (ARCHITECTURE.md, style 3), each
 //! in its own file: `forces`, `integrate`, `constrain` (with `constrain_tracked`, `last_word`) in
-//! this folder, `adhere` (stages/wet.rs), `pins`, `self_collide` (stages/self_collision.rs),
-//! `collide` and `reproject` (stages/collide.rs) shared with any other model:
+//! this folder, `adhere` (stages/wet.rs), `pins`, `skin` (stages/skin.rs), `self_collide`
+//! (stages/self_collision.rs), `collide` and `reproject` (stages/collide.rs) shared with any
+//! other model:
 //!
 //! ```text
-//! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
+//! forces → adhere → integrate → pins → skin → constrain → self_collide → collide (+ friction, velocity)
 //!   → [constrain_tracked → reproject] × SimParams::contact_rounds → last word
 //! ```
 //!
 //! `forces` accumulates springs and wind (gravity is added by `integrate`); `adhere` is the wet
 //! stage's place (adhesion forces and the extra normal load friction sees); `pins` places pinned
-//! particles on their interpolated targets; `constrain` is Provot's limit (with the tethers from
-//! the pins, `SimParams::tether_slack`); `self_collide` pushes
+//! particles on their interpolated targets; `skin` moves cloth out of the skinned body's
+//! triangles, on the substeps `SimParams::skin_contact` selects, before the deformation limit so
+//! that the limit takes up the stretch its pushes make; `constrain` is Provot's limit (with the
+//! tethers from the pins, `SimParams::tether_slack`); `self_collide` pushes
 //! apart particles of one or several garments; `collide` runs last so that no particle ends a
 //! substep inside a collider, applies friction, and derives the velocity. The contact rounds
 //! repeat the last two for the particles the deformation limit moves (`contact_rounds`), and a
@@ -30,6 +33,7 @@ use crate::cloth::stages::frame::{run_frame, StageClock};
 pub use crate::cloth::stages::frame::{StageTimes, StepStats};
 use crate::cloth::stages::pins::pins;
 use crate::cloth::stages::self_collision::self_collide;
+use crate::cloth::stages::skin::skin;
 use crate::cloth::stages::wet::adhere;
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
@@ -115,6 +119,8 @@ pub fn substep_timed(
     lap(2);
     pins(model, state, t0, t1);
     lap(3);
+    skin(model, state, ws, params);
+    lap(7);
     constrain(model, state, ws, params);
     lap(4);
     if params.self_collision {

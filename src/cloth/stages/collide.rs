@@ -144,27 +144,6 @@ fn collide_pass(
     dt: f32,
     only_moved: bool,
 ) {
-    // The skin contact (stages/skin.rs) follows the proxies on the substeps it runs on; a
-    // round's pass needs the round's flags, which the proxy pass below overwrites.
-    let skin = super::skin::active(ws, params);
-    if skin && only_moved {
-        ws.skin_moved.clone_from(&ws.provot_moved);
-    }
-    collide_proxies(model, state, ws, params, dt, only_moved);
-    if skin {
-        super::skin::skin_contact(model, state, ws, params, dt, only_moved);
-    }
-}
-
-/// The proxy colliders' part of [`collide_pass`].
-fn collide_proxies(
-    model: &ClothModel,
-    state: &mut ClothState,
-    ws: &mut ClothWorkspace,
-    params: &SimParams,
-    dt: f32,
-    only_moved: bool,
-) {
     let cs = model.chunk_size;
     let mut margin = params.contact_margin.max(0.0);
     if ws.wet.active {

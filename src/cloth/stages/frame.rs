@@ -21,11 +21,11 @@ pub struct StepStats {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StageTimes {
     /// Indexed like [`StageTimes::NAMES`].
-    pub secs: [f64; 7],
+    pub secs: [f64; 8],
 }
 
 impl StageTimes {
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "forces",
         "adhere",
         "integrate",
@@ -33,6 +33,7 @@ impl StageTimes {
         "constrain",
         "self_collide",
         "collide",
+        "skin",
     ];
 }
 

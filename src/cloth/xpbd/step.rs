@@ -1,17 +1,18 @@
 //! The XPBD model's substep order (PHYSICS.md §7; Macklin et al. 2019, "Small Steps in Physics
 //! Simulation"). One frame = `substeps` fixed substeps of length Δt; each runs these stages in
 //! this order, one named function each: `forces`, `integrate` with `damp`, and `constrain` in
-//! this folder; `adhere` (stages/wet.rs), `pins`, `self_collide` (stages/self_collision.rs) and
-//! `collide` (stages/collide.rs) shared with the mass-spring model:
+//! this folder; `adhere` (stages/wet.rs), `pins`, `skin` (stages/skin.rs), `self_collide`
+//! (stages/self_collision.rs) and `collide` (stages/collide.rs) shared with the mass-spring model:
 //!
 //! ```text
-//! forces → adhere → integrate → pins → constrain → self_collide → collide (+ friction, velocity)
+//! forces → adhere → integrate → pins → skin → constrain → self_collide → collide (+ friction, velocity)
 //!   → [tethers + strain limit → reproject] × SimParams::contact_rounds → last word → damp
 //! ```
 //!
 //! - `forces` + `adhere`: the external forces (wind; the wet forces of §5) into `ws.f`;
 //! - `integrate`: `v ← v + Δt (g + f/m)`, `x_prev ← x`, `x ← x + Δt v`;
 //! - `pins`: pinned particles (inverse mass 0) on their interpolated targets;
+//! - `skin`: cloth out of the skinned body's triangles, on `SimParams::skin_contact` substeps;
 //! - `constrain`: λ ← 0, then every stretch, shear and bending constraint projected once
 //!   (coloured Gauss–Seidel, compliance α = 1/k), each structural and shear one also held to
 //!   its strain limit `(1 + τ) l0` (α = 0, τ = `SimParams::provot_limit`), then the tethers,
@@ -36,6 +37,7 @@ use crate::cloth::stages::collide::{collide, interpolate_colliders};
 use crate::cloth::stages::frame::{run_frame, StageClock, StageTimes, StepStats};
 use crate::cloth::stages::pins::pins;
 use crate::cloth::stages::self_collision::self_collide;
+use crate::cloth::stages::skin::skin;
 use crate::cloth::stages::wet::adhere;
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
@@ -87,6 +89,8 @@ pub fn substep_timed(
     lap(2);
     pins(model, state, t0, t1);
     lap(3);
+    skin(model, state, ws, params);
+    lap(7);
     constrain(model, state, ws, params, dt);
     lap(4);
     if params.self_collision {
