@@ -88,11 +88,13 @@ pub fn summary_rows(report: &Report) -> String {
             c.clip,
             report.method,
             pct(c.deep_frames as f32 / c.frames.max(1) as f32),
-            worst.map_or("-".into(), |g| format!(
-                "{:.2} % ({})",
-                100.0 * g.worst_share,
-                g.name
-            )),
+            match worst {
+                // The garment named only when some of it was that deep.
+                Some(g) if g.worst_share > 0.0 => {
+                    format!("{:.2} % ({})", 100.0 * g.worst_share, g.name)
+                }
+                _ => "0.00 %".into(),
+            },
             1000.0 * deepest,
             hakama.map_or("-".into(), |g| format!("{} cm", cm(g.lift))),
             hakama.map_or("-".into(), |g| format!(
