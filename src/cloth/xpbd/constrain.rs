@@ -792,6 +792,41 @@ mod tests {
     use super::*;
     use crate::cloth::scenes::{test_random, two_chunk_cloth};
 
+    /// The two-chunk test cloth's inverse masses made uneven by `rnd`, with six particles pinned
+    /// (chunk ends among them).
+    pub(super) fn uneven_masses(
+        scene: &crate::cloth::scenes::Scene,
+        rnd: &mut impl FnMut() -> f32,
+    ) -> Vec<f32> {
+        let mut w: Vec<f32> = scene
+            .state
+            .inv_mass
+            .iter()
+            .map(|&m| m * (1.0 + rnd()))
+            .collect();
+        for i in [0, 39, 700, 1023, 1024, 1599] {
+            w[i] = 0.0;
+        }
+        w
+    }
+
+    /// The two-chunk test cloth's positions jittered by `rnd`: every `period`-th row of 40
+    /// (from `row`) by up to `big` spacings, the others by up to `small`.
+    pub(super) fn jittered(
+        scene: &crate::cloth::scenes::Scene,
+        rnd: &mut impl FnMut() -> f32,
+        (period, row): (usize, usize),
+        (big, small): (f32, f32),
+    ) -> Vec<Vec3A> {
+        let spacing = scene.model.limits.rest[0];
+        let mut x = scene.state.x.clone();
+        for (i, p) in x.iter_mut().enumerate() {
+            let k = if (i / 40) % period == row { big } else { small };
+            *p += Vec3A::new(rnd(), rnd(), rnd()) * spacing * k;
+        }
+        x
+    }
+
     /// The AVX2 projection ([`project8_avx2`]) gives the scalar loop's positions (all four lanes)
     /// and multipliers bit for bit: a jittered two-chunk cloth with uneven masses, pinned
     /// particles and two coincident ones, with and without the strain limit, over three passes.
@@ -803,21 +838,9 @@ mod tests {
         let scene = two_chunk_cloth();
         let model = &scene.model;
         let mut rnd = test_random(3);
-        let mut w: Vec<f32> = scene
-            .state
-            .inv_mass
-            .iter()
-            .map(|&m| m * (1.0 + rnd()))
-            .collect();
-        for i in [0, 39, 700, 1023, 1024, 1599] {
-            w[i] = 0.0;
-        }
+        let w = uneven_masses(&scene, &mut rnd);
         let spacing = model.limits.rest[0];
-        let mut x = scene.state.x.clone();
-        for (i, p) in x.iter_mut().enumerate() {
-            let big = if (i / 40) % 5 == 2 { 0.6 } else { 0.1 };
-            *p += Vec3A::new(rnd(), rnd(), rnd()) * spacing * big;
-        }
+        let mut x = jittered(&scene, &mut rnd, (5, 2), (0.6, 0.1));
         x[801] = x[800];
         let x_prev: Vec<Vec3A> = x
             .iter()
@@ -862,21 +885,9 @@ mod tests {
         let scene = two_chunk_cloth();
         let model = &scene.model;
         let mut rnd = test_random(7);
-        let mut w: Vec<f32> = scene
-            .state
-            .inv_mass
-            .iter()
-            .map(|&m| m * (1.0 + rnd()))
-            .collect();
-        for i in [0, 39, 700, 1023, 1024, 1599] {
-            w[i] = 0.0;
-        }
+        let w = uneven_masses(&scene, &mut rnd);
         let spacing = model.limits.rest[0];
-        let mut x = scene.state.x.clone();
-        for (i, p) in x.iter_mut().enumerate() {
-            let big = if (i / 40) % 7 == 3 { 0.8 } else { 0.05 };
-            *p += Vec3A::new(rnd(), rnd(), rnd()) * spacing * big;
-        }
+        let x = jittered(&scene, &mut rnd, (7, 3), (0.8, 0.05));
         let (tau, stretch) = (0.1f32, 1.1f32);
         let (mut a, mut b) = (x.clone(), x);
         let (mut ma, mut mb) = (vec![0u8; a.len()], vec![0u8; a.len()]);
@@ -907,6 +918,7 @@ mod tests {
 
 #[cfg(test)]
 mod reported_moves {
+    use super::tests::jittered;
     use super::*;
     use crate::cloth::scenes::{test_random, two_chunk_cloth};
 
@@ -922,11 +934,7 @@ mod reported_moves {
         let mut rnd = test_random(5);
         let w = scene.state.inv_mass.clone();
         let spacing = model.limits.rest[0];
-        let mut x = scene.state.x.clone();
-        for (i, p) in x.iter_mut().enumerate() {
-            let big = if (i / 40) % 6 == 1 { 0.7 } else { 0.05 };
-            *p += Vec3A::new(rnd(), rnd(), rnd()) * spacing * big;
-        }
+        let x = jittered(&scene, &mut rnd, (6, 1), (0.7, 0.05));
         let (tau, stretch) = (0.1f32, 1.1f32);
         let (mut a, mut b) = (x.clone(), x);
         let (mut ma, mut mb) = (vec![0u8; n], vec![0u8; n]);
