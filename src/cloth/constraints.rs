@@ -539,30 +539,7 @@ pub fn provot_tracked(
     scratch: &mut ProvotScratch,
     tether_slack: Option<f32>,
 ) -> f32 {
-    assert_eq!(moved.len(), x.len(), "one moved flag per particle");
-    scratch.ensure(model);
-    scratch.passes += 1;
-    scratch.now += 1;
-    if scratch.now == u32::MAX {
-        // Wrapped (after 4 billion passes): start the clock again, visiting everything once.
-        scratch.now = 1;
-        scratch.stamp.fill(0);
-        scratch.invalidate();
-    }
-    let tether_slack = tether_slack.filter(|_| !model.tethers.is_empty());
-    if tether_slack.is_some() {
-        scratch.copy_pins(model, x);
-    }
-    provot_pass::<true, false>(
-        model,
-        inv_mass,
-        tau,
-        x,
-        moved,
-        Some(scratch),
-        simd_available(),
-        tether_slack,
-    )
+    tracked_pass::<false>(model, inv_mass, tau, x, moved, scratch, tether_slack)
 }
 
 /// The XPBD model's strain-limit pass (`cloth::xpbd::constrain`): [`provot_tracked`] with the
@@ -580,11 +557,27 @@ pub fn strain_limit_tracked(
     scratch: &mut ProvotScratch,
     tether_slack: Option<f32>,
 ) -> f32 {
+    tracked_pass::<true>(model, inv_mass, tau, x, moved, scratch, tether_slack)
+}
+
+/// The body of [`provot_tracked`] (`MASS` false: half the excess to each end) and
+/// [`strain_limit_tracked`] (`MASS` true: mass-weighted shares): the pass clock, the pins'
+/// copy for the tethers, then the tracked pass.
+fn tracked_pass<const MASS: bool>(
+    model: &ClothModel,
+    inv_mass: &[f32],
+    tau: f32,
+    x: &mut [Vec3A],
+    moved: &mut [u8],
+    scratch: &mut ProvotScratch,
+    tether_slack: Option<f32>,
+) -> f32 {
     assert_eq!(moved.len(), x.len(), "one moved flag per particle");
     scratch.ensure(model);
     scratch.passes += 1;
     scratch.now += 1;
     if scratch.now == u32::MAX {
+        // Wrapped (after 4 billion passes): start the clock again, visiting everything once.
         scratch.now = 1;
         scratch.stamp.fill(0);
         scratch.invalidate();
@@ -593,7 +586,7 @@ pub fn strain_limit_tracked(
     if tether_slack.is_some() {
         scratch.copy_pins(model, x);
     }
-    provot_pass::<true, true>(
+    provot_pass::<true, MASS>(
         model,
         inv_mass,
         tau,

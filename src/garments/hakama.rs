@@ -88,7 +88,7 @@ fn divided(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError>
     let dirs: Vec<Vec3> = (0..n)
         .map(|k| dir(std::f32::consts::TAU * k as f32 / n as f32))
         .collect();
-    let rise = waist_rise(body, waist, &dirs, clearance);
+    let rise = waist_rise(body, waist, &dirs, clearance, true);
     let top_at = |d: Vec3, rise: f32| {
         let c = waist + Vec3::Y * rise;
         c + d * body.ray_exit(c, d, clearance, 0.6)
@@ -115,7 +115,7 @@ fn divided(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError>
     } else {
         0.25 * (waist.y - hem_y)
     };
-    let pleated = |k: usize| (k / 2) % 2 == 0;
+    let pleated = |k: usize| (k / 2).is_multiple_of(2);
     let mut seat: Vec<Vec<u32>> = Vec::with_capacity(seat_rows);
     for r in 0..seat_rows {
         let t = r as f32 / (seat_rows - 1) as f32;
@@ -312,22 +312,9 @@ fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentEr
                 })
                 .fold(0.0f32, f32::max)
         };
-        // The waist's pins ride on the trunk, but in a kick the thigh's proxy swings up over
-        // the hip crease: on the built-in ninja's front kick it reaches 17 mm past the
-        // front-right of a waist ring that clears the bind pose. A pin inside a collider holds
-        // its free neighbour, which the collider pushes out, a whole penetration depth away:
-        // 19.5 mm for a 15.3 mm spring (130 % of rest; at 3× the spacing the same depth was
-        // within the limit, so only the default resolution failed). Pushing the pin out
-        // horizontally does not help (the raised thigh reaches forward along the push), so
-        // each column's pin that a leg comes within `clearance` of rises, hugging the trunk at
-        // its new height, to the lowest height
-        // (in 2 mm steps, at most 6 cm: higher, the waistband would ride over the sash) where
-        // the limbs' proxies in every pose of the rig's clips keep `clearance` off it
-        // ([`BodyAtRest::limb_sweep`]), or where they come least deep if no height is clear:
-        // on the ninja the kata's low block sweeps the right forearm down in front of the hip
-        // a little above where the front kick's thigh reaches, so there the best is 7.6 mm
-        // deep (12 mm up), which a free neighbour 15 mm away can clear. Then the waist line is
-        // smoothed so it rises gently (at most 1 cm per 2 cm around) rather than in a step.
+        // Each column's pin rises where a kicking thigh would reach over it ([`waist_rise`]; at
+        // 3× the spacing the same depth was within the limit, so only the default resolution
+        // failed without it).
         let top_at = |d: Vec3, rise: f32| {
             let c = centre + Vec3::Y * rise;
             c + d * body.ray_exit(c, d, clearance, 0.6)
@@ -335,40 +322,7 @@ fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentEr
         let dirs: Vec<Vec3> = (0..=n_outer)
             .map(|k| dir(std::f32::consts::PI * k as f32 / n_outer as f32))
             .collect();
-        let raw: Vec<f32> = dirs
-            .iter()
-            .map(|&d| {
-                // Only where a leg comes too close: a hand hanging by the hip (CesiumMan's
-                // walk) is handled by the flare below, and raising the waist there would only
-                // move it into the forearm's path.
-                if body.limb_clearance(top_at(d, 0.0), true) >= clearance {
-                    return 0.0;
-                }
-                let mut best = (f32::NEG_INFINITY, 0.0);
-                for k in 0..=30 {
-                    let s = 0.002 * body.scale * k as f32;
-                    let c = body.limb_clearance(top_at(d, s), false);
-                    if c >= clearance {
-                        return s;
-                    }
-                    if c > best.0 + 1e-4 {
-                        best = (c, s);
-                    }
-                }
-                best.1
-            })
-            .collect();
-        let step = top_at(dirs[0], 0.0)
-            .distance(top_at(dirs[1], 0.0))
-            .max(1e-3);
-        let rise: Vec<f32> = (0..raw.len())
-            .map(|k| {
-                raw.iter()
-                    .enumerate()
-                    .map(|(j, &q)| q - 0.5 * step * k.abs_diff(j) as f32)
-                    .fold(0.0, f32::max)
-            })
-            .collect();
+        let rise = waist_rise(body, centre, &dirs, clearance, false);
         // (top point, hem point, outer: whether the column belongs to the pleated outer side)
         let mut columns: Vec<(Vec3, Vec3, bool)> = Vec::new();
         for (k, &d) in dirs.iter().enumerate() {
@@ -531,9 +485,15 @@ fn crotch_seam_height(
 /// if no height is clear: on the ninja the kata's low block sweeps the right forearm down in
 /// front of the hip a little above where the front kick's thigh reaches, so there the best is
 /// 7.6 mm deep (12 mm up), which a free neighbour 15 mm away can clear. Then the waist line is
-/// smoothed round the ring so it rises gently (at most 1 cm per 2 cm around) rather than in a
-/// step.
-fn waist_rise(body: &BodyAtRest, waist: Vec3, dirs: &[Vec3], clearance: f32) -> Vec<f32> {
+/// smoothed round the ring (`closed`; else along the open arc of `dirs`) so it rises gently (at
+/// most 1 cm per 2 cm around) rather than in a step.
+fn waist_rise(
+    body: &BodyAtRest,
+    waist: Vec3,
+    dirs: &[Vec3],
+    clearance: f32,
+    closed: bool,
+) -> Vec<f32> {
     let top_at = |d: Vec3, rise: f32| {
         let c = waist + Vec3::Y * rise;
         c + d * body.ray_exit(c, d, clearance, 0.6)
@@ -570,7 +530,11 @@ fn waist_rise(body: &BodyAtRest, waist: Vec3, dirs: &[Vec3], clearance: f32) -> 
             raw.iter()
                 .enumerate()
                 .map(|(j, &q)| {
-                    let around = k.abs_diff(j).min(n - k.abs_diff(j));
+                    let around = if closed {
+                        k.abs_diff(j).min(n - k.abs_diff(j))
+                    } else {
+                        k.abs_diff(j)
+                    };
                     q - 0.5 * step * around as f32
                 })
                 .fold(0.0, f32::max)
