@@ -349,10 +349,13 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
             body.bind_excluding(&pin_points, &body.limb_joints())?
         }
         // A cape is tied over the shoulders and the upper back: it must not ride on the upper
-        // arm's skin when the arms swing.
-        GarmentKind::Cape => {
-            body.bind_excluding(&pin_points, &body.joints_under(&["LeftArm", "RightArm"]))?
-        }
+        // arm's skin when the arms swing, nor on the head's: a top-row point laid out over a
+        // hair mesh skinned to the head (the long-haired corpus body's ponytail) took the hair's
+        // influences and swung with the head, tearing the row (641 % in its side kick).
+        GarmentKind::Cape => body.bind_excluding(
+            &pin_points,
+            &body.joints_under(&["LeftArm", "RightArm", "Neck"]),
+        )?,
         _ => body.bind(&pin_points)?,
     };
     Ok(BuiltGarment {
