@@ -222,7 +222,7 @@ unsafe impl Sync for SharedX {}
 /// N/m per spring at 15 mm spacing), so a kick whipping the cape stretched limit springs to 186 %
 /// of rest (the dressed roundhouse kick at 16 substeps; 166 % at 32, 148 % at 64), where the
 /// issue's checks ask for τ + 2 %. Then, like the mass-spring model's Provot passes, up to
-/// `SimParams::max_provot_passes` passes in all (the first inside the compliant one), more
+/// `SimParams::max_xpbd_limit_passes` passes in all (the first inside the compliant one), more
 /// only while the last found a spring more than `provot_tolerance` past its limit
 /// ([`constraints::strain_limit_tracked`]).
 pub fn constrain(
@@ -253,7 +253,7 @@ pub fn constrain(
     // `project` moved every particle: the tracked passes visit every spring once.
     ws.provot.invalidate();
     // The first pass ran inside `project`.
-    let passes = params.max_provot_passes().saturating_sub(1);
+    let passes = params.max_xpbd_limit_passes().saturating_sub(1);
     let min = params.provot_iterations.saturating_sub(1);
     let (moved, scratch) = (&mut ws.provot_moved, &mut ws.provot);
     limit_passes(model, state, params, min, passes, moved, scratch);
@@ -332,7 +332,7 @@ pub fn contact_rounds(
     if !rounds_run(params) {
         return;
     }
-    let passes = params.max_provot_passes().max(1);
+    let passes = params.max_xpbd_limit_passes().max(1);
     let min = params.provot_iterations;
     // One round: the tethers and the limit passes, flagging what they move (1). On entry
     // `provot_moved` holds 2 for the particles the last re-projection pushed (`first`: the
