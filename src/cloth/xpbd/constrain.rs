@@ -717,7 +717,7 @@ unsafe fn project8_avx2(k: &Kernel, e0: usize, lam: &mut [f32]) {
 
 /// The reference for [`constraints::strain_limit_tracked`] (its test below): one Gauss–Seidel
 /// pass of the strain limits alone, visiting every spring (zero compliance, mass-weighted: the ends of
-/// a spring longer than `stretch · l0` are moved along it by `w_i / (w_i + w_j)` and
+/// a spring longer than `stretch · l0` (by more than [`constraints::STRAIN_LIMIT_DEAD_BAND`]) are moved along it by `w_i / (w_i + w_j)` and
 /// `w_j / (w_i + w_j)` of the excess). Returns the largest `|x_j − x_i| / (stretch · l0)` of the
 /// springs it moved, 0 if it moved none (every spring is then within its limit). Sets
 /// `moved[i] = 1` for every particle it moves (the flags the contact rounds' re-projection
@@ -744,12 +744,13 @@ fn limit_pass(
     // Spring `e` with its ends in `x` and `m`, which start at particle `base`.
     let fix = |x: &mut [Vec3A], m: &mut [u8], base: usize, e: usize| -> f32 {
         let max = stretch * set.rest[e];
+        let test = stretch * (1.0 + constraints::STRAIN_LIMIT_DEAD_BAND) * set.rest[e];
         let (gi, gj) = (set.a[e] as usize, set.b[e] as usize);
         let (i, j) = (gi - base, gj - base);
         let d = x[j] - x[i];
         let l2 = d.length_squared();
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
-        if !(l2 > max * max) || !l2.is_finite() {
+        if !(l2 > test * test) || !l2.is_finite() {
             return 0.0;
         }
         let (wi, wj) = (w[gi], w[gj]);
