@@ -185,6 +185,7 @@ fn default_resolution_report() {
             }
             if let Some(v) = env("DRAPE_PMAX") {
                 cfg.sim.provot_max_iterations = v as u32;
+                cfg.sim.xpbd_max_limit_passes = v as u32;
             }
             if let Some(v) = env("DRAPE_TOL") {
                 cfg.sim.provot_tolerance = v;

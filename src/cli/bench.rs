@@ -44,7 +44,8 @@ pub struct SceneArgs {
     #[arg(long)]
     pub contact_rounds: Option<u32>,
     /// Diagnostic: deformation-limit passes per substep, `MIN..=MAX` or `N` (the scene's
-    /// default 1..=8: more while a spring is over the limit by more than 1 %). With 0 and
+    /// default 1..=8, 1..=16 for the XPBD model: more while a spring is over the limit by more
+    /// than 1 %). With 0 and
     /// `--contact-rounds 0` the limit is off.
     #[arg(long)]
     pub limit_passes: Option<String>,
@@ -332,6 +333,7 @@ fn scene_one(args: &SceneArgs, model: ClothModelKind) -> Result<(), CliError> {
         let (lo, hi) = parse_passes(p)?;
         config.sim.provot_iterations = lo;
         config.sim.provot_max_iterations = hi;
+        config.sim.xpbd_max_limit_passes = hi;
     }
     let sim = config.sim.clone();
     let t = std::time::Instant::now();
@@ -381,7 +383,11 @@ fn scene_one(args: &SceneArgs, model: ClothModelKind) -> Result<(), CliError> {
         "contact rounds {}  limit passes {}..={} (more while a spring is {:.0} % past the limit)",
         sim.contact_rounds,
         sim.provot_iterations,
-        sim.provot_max_iterations.max(sim.provot_iterations),
+        if model == ClothModelKind::Xpbd {
+            sim.max_xpbd_limit_passes()
+        } else {
+            sim.max_provot_passes()
+        },
         100.0 * sim.provot_tolerance
     );
     println!(

@@ -199,7 +199,7 @@ pub struct SimParams {
     /// past (1 + τ_c) of their rest length. Dimensionless, range 0.01 … 1, or `None` to disable.
     /// Default `Some(0.1)` (Provot 1995's 10 %). The XPBD model holds the same limit as a hard
     /// unilateral constraint (zero compliance) in its Gauss–Seidel pass, with
-    /// `provot_iterations` … `provot_max_iterations` passes and `provot_tolerance` as here
+    /// `provot_iterations` … `xpbd_max_limit_passes` passes and `provot_tolerance` as here
     /// (`cloth::xpbd::constrain`).
     pub provot_limit: Option<f32>,
     /// Gauss–Seidel passes of the deformation constraint per substep (and per contact round),
@@ -212,6 +212,11 @@ pub struct SimParams {
     /// passes where a fixed count would leave springs past the limit (the dressed character's
     /// kicks at the default garment resolution, see [`crate::scene::SceneConfig`]).
     pub provot_max_iterations: u32,
+    /// The XPBD model's cap on its strain-limit passes (per `constrain` and per contact round,
+    /// as `provot_max_iterations` is the mass-spring model's), or 0 for `provot_max_iterations`
+    /// itself. Range 0 … 50. Default 0; the dressed character uses 16 (see
+    /// [`crate::scene::SceneConfig`]). Ignored by the mass-spring model.
+    pub xpbd_max_limit_passes: u32,
     /// How far past the limit, as a fraction of the limit length, a spring may still be when
     /// the extra passes stop (see `provot_max_iterations`). Range 0 … 0.1. Default 0.01.
     pub provot_tolerance: f32,
@@ -307,6 +312,7 @@ impl Default for SimParams {
             provot_limit: Some(0.1),
             provot_iterations: 1,
             provot_max_iterations: 0,
+            xpbd_max_limit_passes: 0,
             provot_tolerance: 0.01,
             tether_slack: None,
             contact_rounds: 0,
@@ -334,6 +340,15 @@ impl SimParams {
     /// The most Provot passes a `constrain` runs (see `provot_max_iterations`).
     pub fn max_provot_passes(&self) -> u32 {
         self.provot_iterations.max(self.provot_max_iterations)
+    }
+
+    /// The most strain-limit passes an XPBD `constrain` or contact round runs (see
+    /// `xpbd_max_limit_passes`).
+    pub fn max_xpbd_limit_passes(&self) -> u32 {
+        match self.xpbd_max_limit_passes {
+            0 => self.max_provot_passes(),
+            n => self.provot_iterations.max(n),
+        }
     }
 }
 

@@ -222,7 +222,7 @@ unsafe impl Sync for SharedX {}
 /// N/m per spring at 15 mm spacing), so a kick whipping the cape stretched limit springs to 186 %
 /// of rest (the dressed roundhouse kick at 16 substeps; 166 % at 32, 148 % at 64), where the
 /// issue's checks ask for τ + 2 %. Then, like the mass-spring model's Provot passes, up to
-/// `SimParams::max_provot_passes` passes in all (the first inside the compliant one), more
+/// `SimParams::max_xpbd_limit_passes` passes in all (the first inside the compliant one), more
 /// only while the last found a spring more than `provot_tolerance` past its limit
 /// ([`constraints::strain_limit_tracked`]).
 pub fn constrain(
@@ -253,7 +253,7 @@ pub fn constrain(
     // `project` moved every particle: the tracked passes visit every spring once.
     ws.provot.invalidate();
     // The first pass ran inside `project`.
-    let passes = params.max_provot_passes().saturating_sub(1);
+    let passes = params.max_xpbd_limit_passes().saturating_sub(1);
     let min = params.provot_iterations.saturating_sub(1);
     let (moved, scratch) = (&mut ws.provot_moved, &mut ws.provot);
     limit_passes(model, state, params, min, passes, moved, scratch);
@@ -332,7 +332,7 @@ pub fn contact_rounds(
     if !rounds_run(params) {
         return;
     }
-    let passes = params.max_provot_passes().max(1);
+    let passes = params.max_xpbd_limit_passes().max(1);
     let min = params.provot_iterations;
     // One round: the tethers and the limit passes, flagging what they move (1). On entry
     // `provot_moved` holds 2 for the particles the last re-projection pushed (`first`: the
@@ -717,7 +717,7 @@ unsafe fn project8_avx2(k: &Kernel, e0: usize, lam: &mut [f32]) {
 
 /// The reference for [`constraints::strain_limit_tracked`] (its test below): one Gauss–Seidel
 /// pass of the strain limits alone, visiting every spring (zero compliance, mass-weighted: the ends of
-/// a spring longer than `stretch · l0` are moved along it by `w_i / (w_i + w_j)` and
+/// a spring longer than `stretch · l0` (by more than [`constraints::STRAIN_LIMIT_DEAD_BAND`]) are moved along it by `w_i / (w_i + w_j)` and
 /// `w_j / (w_i + w_j)` of the excess). Returns the largest `|x_j − x_i| / (stretch · l0)` of the
 /// springs it moved, 0 if it moved none (every spring is then within its limit). Sets
 /// `moved[i] = 1` for every particle it moves (the flags the contact rounds' re-projection
@@ -744,12 +744,13 @@ fn limit_pass(
     // Spring `e` with its ends in `x` and `m`, which start at particle `base`.
     let fix = |x: &mut [Vec3A], m: &mut [u8], base: usize, e: usize| -> f32 {
         let max = stretch * set.rest[e];
+        let test = stretch * (1.0 + constraints::STRAIN_LIMIT_DEAD_BAND) * set.rest[e];
         let (gi, gj) = (set.a[e] as usize, set.b[e] as usize);
         let (i, j) = (gi - base, gj - base);
         let d = x[j] - x[i];
         let l2 = d.length_squared();
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
-        if !(l2 > max * max) || !l2.is_finite() {
+        if !(l2 > test * test) || !l2.is_finite() {
             return 0.0;
         }
         let (wi, wj) = (w[gi], w[gj]);
