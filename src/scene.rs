@@ -126,14 +126,18 @@ impl Default for SceneConfig {
                 // Two left a hakama spring of the roundhouse kick at 112.1 % of rest (the limit
                 // is 112 %) once the clip ran on the scene's clock (tests/scene.rs).
                 contact_rounds: 3,
-                // The cloth against the skin as drawn (cloth::stages::skin), on every substep,
-                // before the deformation limit. It takes the corpus soldier's frames with cloth
-                // > 1 cm inside the skin from 276 of 702 to 37 (LBS, spacing 1.35, docs/CHECK.md).
-                // It was off while three coarse tests failed with it (the kata's hakama draped
-                // over the right hand at 112.3 %, XPBD's at up to 121.9 %; the long hair's walk 2.2
-                // mm inside a proxy): the hands are now left out of the skin (`body_surface`) and
-                // the limit's last word is held on the skin's contact plane, and all pass.
-                skin_contact: 16,
+                // The cloth against the skin as drawn (cloth::stages::skin): off by default.
+                // On every substep (`skin_contact = 16`, before the deformation limit) it takes
+                // the corpus soldier's frames with cloth > 1 cm inside the skin from 276 of 702
+                // to 62 (LBS, spacing 1.35, docs/CHECK.md). With the hands left out of the skin
+                // (`body_surface`) and the limit's last word held on the skin's contact plane,
+                // the three coarse tests that failed with it pass (the kata's hakama, caught on
+                // the right hand's skin at 112.3 %, XPBD up to 121.9 %, now 110.4 %; the long
+                // hair's walk), and so do tests/{corpus,ninja,cloth_physics,check,dressed_xpbd,
+                // scene,hakama,skin_contact}.rs; but the cc0 RobotExpressive's coarse walk
+                // (tests/bones.rs) ends frame 51 with a hakama particle 1.4 mm inside a proxy
+                // (issue 5 allows 1 mm), so it stays off.
+                skin_contact: 0,
                 ..SimParams::default()
             },
             settle: 0.5,
@@ -836,7 +840,7 @@ impl Scene {
 /// skinning = "dqs"         # lbs | dqs | cor
 /// substeps = 16
 /// self_collision = true
-/// skin_contact = 16        # substeps per frame the cloth meets the skinned triangles (16, every substep, the default; 0: off)
+/// skin_contact = 16        # substeps per frame the cloth meets the skinned triangles (0: off, the default; 16: every substep)
 /// model = "mass_spring"    # cloth model: mass_spring | xpbd
 /// settle = 0.5             # s of bind pose (layout pose: see Scene's start-up)
 /// blend = 0.5              # s of blend into the first frame

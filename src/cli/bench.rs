@@ -51,7 +51,7 @@ pub struct SceneArgs {
     /// Diagnostic: switch self- and garment–garment collision off.
     #[arg(long)]
     pub no_self_collision: bool,
-    /// Substeps per frame with cloth-against-skin contact (the scene's default: 16, every substep; 0: off).
+    /// Substeps per frame with cloth-against-skin contact (0: off, the scene's default; 16: every substep).
     #[arg(long)]
     pub skin_contact: Option<u32>,
     /// Cloth model: mass_spring, xpbd, or both (alternating, side by side).
