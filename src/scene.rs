@@ -136,7 +136,7 @@ impl Default for SceneConfig {
                 // hair's walk), and so do tests/{corpus,ninja,cloth_physics,check,dressed_xpbd,
                 // scene,hakama,skin_contact}.rs; but the cc0 RobotExpressive's coarse walk
                 // (tests/bones.rs) ends frame 51 with a hakama particle 1.4 mm inside a proxy
-                // (issue 5 allows 1 mm), so it stays off.
+                // (issue 5 allows 1 mm; the same without those two changes), so it stays off.
                 skin_contact: 0,
                 ..SimParams::default()
             },
