@@ -137,13 +137,14 @@ impl Default for SceneConfig {
                 // The cloth against the skin as drawn (cloth::stages::skin): off by default.
                 // On every substep (`skin_contact = 16`, before the deformation limit) it takes
                 // the corpus soldier's frames with cloth > 1 cm inside the skin from 276 of 702
-                // to 37 (LBS, spacing 1.35, docs/CHECK.md) and keeps the default-resolution
-                // built-in clips within 112 % (LBS and DQS), but the coarse kata (tests/scene.rs,
-                // tests/dressed_xpbd.rs) ends frame 509 with hakama spring 413-425 at 112.3 %
-                // of rest (XPBD: 112.0 %), and the corpus long hair's coarse walk ends a frame with
-                // a hakama particle 2.2 mm inside a proxy (tests/corpus.rs; allowed 1 mm). Neither
-                // 1 mm per pass, nor 4 or 8 substeps, nor leaving the frame's last substep out
-                // passed all three.
+                // to 62 (LBS, spacing 1.35, docs/CHECK.md). With the hands left out of the skin
+                // (`body_surface`) and the limit's last word held on the skin's contact plane,
+                // the three coarse tests that failed with it pass (the kata's hakama, caught on
+                // the right hand's skin at 112.3 %, XPBD up to 121.9 %, now 110.4 %; the long
+                // hair's walk), and so do tests/{corpus,ninja,cloth_physics,check,dressed_xpbd,
+                // scene,hakama,skin_contact}.rs; but the cc0 RobotExpressive's coarse walk
+                // (tests/bones.rs) ends frame 51 with a hakama particle 1.4 mm inside a proxy
+                // (issue 5 allows 1 mm; the same without those two changes), so it stays off.
                 skin_contact: 0,
                 ..SimParams::default()
             },
@@ -293,8 +294,19 @@ fn capsule_shape(frame: &ProxyFrame, [a, b]: [u32; 2]) -> Shape {
 /// meshes (the body, its hair, armour and joint meshes; mesh garments have left the rig), as
 /// skinned at rest, less the triangles whose three vertices are hidden inside another closed
 /// part of the skinned meshes (body::surface: an arm tube's end inside the torso is no surface
-/// cloth can touch). Rigid meshes are never counted as hidden.
-fn body_surface(rig: &Rig, skinner: &Skinner) -> crate::cloth::skin::SkinSurface {
+/// cloth can touch), and less the hands: the triangles whose three vertices follow mostly a
+/// hand or finger bone (`hands`, per node, [`hand_nodes`]). Rigid meshes are never counted as
+/// hidden.
+///
+/// Why not the hands: the hands' proxies keep cloth out of them, and the skin around the
+/// fingers (outside those proxies, with gaps between the fingers) catches cloth that the
+/// proxies would let slide off. With the hands in, the coarse kata ended frames with a hakama
+/// spring draped over the right hand at 112.2–112.3 % of rest (both ends 1–1.5 mm off the hand,
+/// `hakama_stretch_report` in tests/scene.rs; issue 5 allows 112 %) and XPBD's kata at up to
+/// 121.9 %; without them, 110.4 % and every per-frame check passes (issue 19: cloth never
+/// hangs from the hands). Cloth over a hand is not what the skin contact is for: the hips,
+/// thighs, hair and armour that stand outside their proxies are.
+fn body_surface(rig: &Rig, skinner: &Skinner, hands: &[bool]) -> crate::cloth::skin::SkinSurface {
     let n = rig.meshes.len();
     let skinned: Vec<crate::rig::SkinnedMesh> = rig
         .meshes
@@ -314,9 +326,17 @@ fn body_surface(rig: &Rig, skinner: &Skinner) -> crate::cloth::skin::SkinSurface
     for (i, m) in rig.meshes.iter().enumerate() {
         let p = skinner.positions(i);
         rest.extend_from_slice(p);
-        if m.skin.is_some() {
-            hidden
-                .extend((0..p.len()).map(|v| hidden_skinned.get(k + v).copied().unwrap_or(false)));
+        if let Some(sk) = m.skin {
+            let joints = rig.skins.get(sk as usize).map(|s| s.joints.as_slice());
+            let on_hand = |v: usize| {
+                let node = dominant_joint(m, v)
+                    .and_then(|j| joints.and_then(|js| js.get(j as usize)).copied());
+                node.is_some_and(|n| hands.get(n as usize).copied().unwrap_or(false))
+            };
+            hidden.extend(
+                (0..p.len())
+                    .map(|v| hidden_skinned.get(k + v).copied().unwrap_or(false) || on_hand(v)),
+            );
             k += m.positions.len();
         } else {
             hidden.resize(rest.len(), false);
@@ -337,6 +357,43 @@ fn body_surface(rig: &Rig, skinner: &Skinner) -> crate::cloth::skin::SkinSurface
         base += skinner.positions(m).len() as u32;
     }
     crate::cloth::skin::SkinSurface::new(&rest, &tris)
+}
+
+/// The joint (index into the mesh's skin's joints) with the largest weight at vertex `v` of
+/// `m`, over both sets of four influences; `None` without weights.
+fn dominant_joint(m: &crate::rig::SkinnedMesh, v: usize) -> Option<u16> {
+    let first = m.joints.get(v).zip(m.weights.get(v));
+    let second = m.joints1.get(v).zip(m.weights1.get(v));
+    first
+        .into_iter()
+        .chain(second)
+        .flat_map(|(j, w)| (0..4).map(move |k| (j[k], w[k])))
+        .filter(|&(_, w)| w > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(j, _)| j)
+}
+
+/// Per node of the skeleton: whether it is one of the hands the bone map found (`LeftHand`,
+/// `RightHand`) or below one (the fingers).
+fn hand_nodes(rig: &Rig, bones: &crate::garments::BoneMap) -> Vec<bool> {
+    let sk = &rig.skeleton;
+    let mut hand = vec![false; sk.len()];
+    for name in ["LeftHand", "RightHand"] {
+        if let Some(i) = bones.get(name) {
+            if let Some(h) = hand.get_mut(i) {
+                *h = true;
+            }
+        }
+    }
+    // Parents come before children (`Skeleton::parents`).
+    for i in 0..sk.len() {
+        if let Some(p) = sk.parents[i] {
+            if hand.get(p as usize).copied().unwrap_or(false) {
+                hand[i] = true;
+            }
+        }
+    }
+    hand
 }
 
 fn smoothstep(s: f32) -> f32 {
@@ -465,7 +522,7 @@ impl Scene {
         // The skinned-triangle collider only when the scene uses it (its hidden-part test costs
         // as much as the proxies' own); an empty one is skipped every frame.
         if config.sim.skin_contact > 0 {
-            workspace.skin = body_surface(&rig, &skinner);
+            workspace.skin = body_surface(&rig, &skinner, &hand_nodes(&rig, &bones.0));
             workspace
                 .skin
                 .set_frame((0..rig.meshes.len()).map(|m| skinner.positions(m)));
@@ -791,7 +848,7 @@ impl Scene {
 /// skinning = "dqs"         # lbs | dqs | cor
 /// substeps = 16
 /// self_collision = true
-/// skin_contact = 16        # substeps per frame the cloth meets the skinned triangles (0: off, the default)
+/// skin_contact = 16        # substeps per frame the cloth meets the skinned triangles (0: off, the default; 16: every substep)
 /// model = "mass_spring"    # cloth model: mass_spring | xpbd
 /// settle = 0.5             # s of bind pose (layout pose: see Scene's start-up)
 /// blend = 0.5              # s of blend into the first frame

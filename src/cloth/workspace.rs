@@ -249,6 +249,9 @@ pub struct ClothWorkspace {
     pub(super) skin_clear: Vec<crate::cloth::stages::skin::Clearance>,
     /// What the skin-contact stage did, summed over frames.
     pub skin_stats: crate::cloth::stages::skin::SkinStats,
+    /// Whether the skin-contact stage ran in the current substep (its records' contact planes
+    /// are this substep's).
+    pub(super) skin_planes_live: bool,
     /// The XPBD model's constraints in colour order with their multipliers
     /// (src/cloth/xpbd/constrain.rs); built on the first XPBD frame, `None` before.
     pub(super) xpbd: Option<Box<xpbd::constrain::Coloured>>,
@@ -279,6 +282,7 @@ impl ClothWorkspace {
             skin: Default::default(),
             skin_clear: Vec::new(),
             skin_stats: Default::default(),
+            skin_planes_live: false,
             extra_normal: vec![0.0; n],
             provot_moved: vec![0; n],
             provot: constraints::ProvotScratch::default(),

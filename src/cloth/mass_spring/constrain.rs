@@ -5,6 +5,7 @@
 use crate::cloth::constraints;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
+use crate::cloth::stages::skin::{has_skin_plane, hold_on_skin_plane};
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
 use crate::math::Vec3A;
@@ -108,7 +109,10 @@ pub fn constrain_tracked(
 /// (`contact_gap`, `contact_normal`): with `d` the move along the normal, the particle is put
 /// back to `gap + d = thickness / 2` if it went below. Unbounded, the limit's moves (up to 10 %
 /// of a spring, 4.5 mm in the tests' coarse garments) left a hakama particle 1.9 mm inside the
-/// body during the kata's bow.
+/// body during the kata's bow. A particle the skin stage pushed in this substep is held the same
+/// way on the skin's contact plane
+/// ([`hold_on_skin_plane`](crate::cloth::stages::skin::hold_on_skin_plane)), before the proxies'
+/// bound.
 pub(crate) fn last_word(
     model: &ClothModel,
     state: &mut ClothState,
@@ -116,10 +120,18 @@ pub(crate) fn last_word(
     params: &SimParams,
     dt: f32,
 ) {
-    // Only particles with a contact plane are bounded: only their positions are kept.
+    // Only particles with a contact plane (a proxy's or the skin's) are bounded: only their
+    // positions are kept.
     ws.last_word_x.resize(state.x.len(), Vec3A::ZERO);
-    for ((b, &x), &g) in ws.last_word_x.iter_mut().zip(&state.x).zip(&ws.contact_gap) {
-        if g.is_finite() {
+    let planes = ws.skin_planes_live.then_some(ws.skin_clear.as_slice());
+    for (i, ((b, &x), &g)) in ws
+        .last_word_x
+        .iter_mut()
+        .zip(&state.x)
+        .zip(&ws.contact_gap)
+        .enumerate()
+    {
+        if g.is_finite() || has_skin_plane(planes, i) {
             *b = x;
         }
     }
@@ -129,6 +141,7 @@ pub(crate) fn last_word(
     }
     let inv_dt = 1.0 / dt;
     let (gap, normal, before) = (&ws.contact_gap, &ws.contact_normal, &ws.last_word_x);
+    let planes = ws.skin_planes_live.then_some(ws.skin_clear.as_slice());
     for (c, m16) in moved.chunks(16).enumerate() {
         if !m16.iter().fold(false, |any, &m| any | (m != 0)) {
             continue;
@@ -138,6 +151,7 @@ pub(crate) fn last_word(
                 continue;
             }
             let i = 16 * c + k;
+            hold_on_skin_plane(planes, i, before[i], &mut state.x[i], model.thickness[i]);
             if gap[i].is_finite() {
                 let n = normal[i];
                 let h = gap[i] + (state.x[i] - before[i]).dot(n);

@@ -35,6 +35,7 @@ use crate::cloth::constraints;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
 use crate::cloth::stages::collide::reproject;
+use crate::cloth::stages::skin::hold_on_skin_plane;
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
 use crate::math::Vec3A;
@@ -320,7 +321,8 @@ fn limit_passes(
 /// The last word: the strain-limit passes once more, each moved particle then held at least half
 /// its thickness off the contact plane the last collision pass recorded for it (the collision
 /// stage keeps particles a thickness off the body, a margin, not the body: the limit may use
-/// half of it), and the velocities of the moved particles re-derived.
+/// half of it), and on the skin's contact plane if the skin stage pushed it in this substep
+/// (`stages::skin::hold_on_skin_plane`), and the velocities of the moved particles re-derived.
 pub fn contact_rounds(
     model: &ClothModel,
     state: &mut ClothState,
@@ -370,6 +372,7 @@ pub fn contact_rounds(
             let inv_dt = 1.0 / dt;
             let (gap, normal) = (&ws.contact_gap, &ws.contact_normal);
             let (moved, before) = (&ws.provot_moved, &ws.last_word_x);
+            let planes = ws.skin_planes_live.then_some(ws.skin_clear.as_slice());
             // Per particle on its own: chunk by chunk, in parallel.
             let bound = |base: usize, x: &mut [Vec3A], v: &mut [Vec3A], xp: &[Vec3A]| {
                 for k in 0..x.len() {
@@ -377,6 +380,7 @@ pub fn contact_rounds(
                     if moved[i] == 0 {
                         continue;
                     }
+                    hold_on_skin_plane(planes, i, before[i], &mut x[k], model.thickness[i]);
                     if gap[i].is_finite() {
                         let n = normal[i];
                         let h = gap[i] + (x[k] - before[i]).dot(n);
