@@ -187,6 +187,9 @@ fn default_resolution_report() {
                 cfg.sim.provot_max_iterations = v as u32;
                 cfg.sim.xpbd_max_limit_passes = v as u32;
             }
+            if let Some(v) = env("DRAPE_SKIN_CONTACT") {
+                cfg.sim.skin_contact = v as u32;
+            }
             if let Some(v) = env("DRAPE_TOL") {
                 cfg.sim.provot_tolerance = v;
             }
