@@ -720,8 +720,9 @@ unsafe fn project8_avx2(k: &Kernel, e0: usize, lam: &mut [f32]) {
 }
 
 /// The reference for [`constraints::strain_limit_tracked`] (its test below): one Gauss–Seidel
-/// pass of the strain limits alone, visiting every spring (zero compliance, mass-weighted: the ends of
-/// a spring longer than `stretch · l0` (by more than [`constraints::STRAIN_LIMIT_DEAD_BAND`]) are moved along it by `w_i / (w_i + w_j)` and
+/// pass of the strain limits alone, visiting every spring (zero compliance, mass-weighted: the
+/// ends of a spring longer than `stretch · l0` by more than
+/// [`constraints::STRAIN_LIMIT_DEAD_BAND`] are moved along it by `w_i / (w_i + w_j)` and
 /// `w_j / (w_i + w_j)` of the excess). Returns the largest `|x_j − x_i| / (stretch · l0)` of the
 /// springs it moved, 0 if it moved none (every spring is then within its limit). Sets
 /// `moved[i] = 1` for every particle it moves (the flags the contact rounds' re-projection
