@@ -630,6 +630,65 @@ pub fn resolve_prepared_or_bound(
     ))
 }
 
+/// Rounds of [`squeeze_out`] (range 1..64, default 8: each round at least halves what is left
+/// of a feasible corner's overlap, and a pinch settles on its balance point in two).
+const SQUEEZE_ROUNDS: usize = 8;
+
+/// Overlap below which [`squeeze_out`] stops, m (range 1e-7..1e-4, default 1e-6: the distance
+/// queries round at ~1e-7 of the coordinates).
+const SQUEEZE_TOLERANCE: f32 = 1e-6;
+
+/// Cloth squeezed between colliders: after the collide stage's two passes of one push per
+/// collider in turn, a particle caught where two colliders are less than two thicknesses apart
+/// (a forearm swinging past the thigh, the hand against the hip) ends pushed out of the last one
+/// and into the other, as deep as the squeeze is tight — the passes alternate between two
+/// positions and never settle, and which one a frame ends on is chance.
+///
+/// This moves the particle instead by the *average* of the pushes of every collider of `list`
+/// within reach (`thickness + margin`, a collider within reach but not overlapped counting with
+/// a zero push), repeated [`SQUEEZE_ROUNDS`] times or until no collider overlaps the particle's
+/// thickness by more than [`SQUEEZE_TOLERANCE`] — simultaneous (Jacobi) projection, which
+/// minimises the sum of the squared overlaps rather than chasing one constraint after the other.
+/// Where the colliders leave room (a crease between two touching limbs) it converges to a point
+/// outside both; where they do not (two surfaces closer than two thicknesses, facing each other)
+/// it settles between them, where the overlap is shared evenly and the particle's centre is
+/// outside both shapes as long as the shapes themselves do not meet. No friction: the passes have
+/// charged it. Returns whether it moved the particle (never, when the passes left no overlap,
+/// so unsqueezed cloth is untouched).
+#[allow(clippy::too_many_arguments)]
+pub fn squeeze_out(
+    x: &mut Vec3A,
+    list: impl Iterator<Item = usize> + Clone,
+    bounds: &[(Vec3A, Vec3A)],
+    prepared: &[PreparedShape],
+    thickness: f32,
+    margin: f32,
+) -> bool {
+    let reach = thickness + margin;
+    let mut moved = false;
+    for _ in 0..SQUEEZE_ROUNDS {
+        let (mut sum, mut n, mut worst) = (Vec3A::ZERO, 0u32, 0.0f32);
+        for ci in list.clone() {
+            let (lo, hi) = bounds[ci];
+            if x.cmplt(lo - reach).any() || x.cmpgt(hi + reach).any() {
+                continue;
+            }
+            if let Some(c) = prepared[ci].closest_within(*x, reach) {
+                let overlap = (thickness - c.distance).max(0.0);
+                sum += c.normal * overlap;
+                n += 1;
+                worst = worst.max(overlap);
+            }
+        }
+        if worst <= SQUEEZE_TOLERANCE {
+            break;
+        }
+        *x += sum / n as f32;
+        moved = true;
+    }
+    moved
+}
+
 /// The response to a point `c` within reach: push out to `thickness`, then friction.
 #[inline]
 #[allow(clippy::too_many_arguments)]

@@ -528,6 +528,17 @@ fn collide_pass(
                             } as usize;
                             apply(ci, &mut x[k]);
                         }
+                        // Still overlapping a collider: squeezed between two (see
+                        // `collide::squeeze_out`), against every candidate, as its moves may
+                        // exceed the near list's slack.
+                        collide::squeeze_out(
+                            &mut x[k],
+                            candidates.iter().map(|&c| c as usize),
+                            bounds,
+                            prepared,
+                            t,
+                            margin,
+                        );
                     }
                     if which[k] != u32::MAX {
                         contacts += 1;
@@ -643,7 +654,9 @@ pub(crate) fn collide_brute_force(
                     };
                     // Two passes: a particle squeezed between two colliders (cloth in the crease
                     // between a sphere and the floor) is pushed out of one into the other once.
-                    for _pass in 0..2 {
+                    let mut twice = false;
+                    for pass in 0..2 {
+                        twice = pass == 1;
                         let mut touched = 0;
                         for &ci in &scratch.candidates {
                             let ci = ci as usize;
@@ -677,6 +690,16 @@ pub(crate) fn collide_brute_force(
                         if touched < 2 {
                             break;
                         }
+                    }
+                    if twice {
+                        collide::squeeze_out(
+                            &mut x[k],
+                            scratch.candidates.iter().map(|&c| c as usize),
+                            bounds,
+                            prepared,
+                            t,
+                            margin,
+                        );
                     }
                     if which[k] != u32::MAX {
                         contacts += 1;
