@@ -203,6 +203,38 @@ fn fabric_edits_reach_the_garment_params_in_their_units() {
     }
 }
 
+/// "Cloth meets the visible skin": on by default on every substep; off acts live; back on
+/// follows the substeps, and a scene built without the skin's surface is rebuilt with one.
+#[test]
+fn skin_contact_toggles_live_and_follows_the_substeps() {
+    let mut v = viewer();
+    assert_eq!(v.scene.config.sim.skin_contact, 16);
+    assert!(!v.scene.workspace.skin.is_empty());
+    let generation = v.scene_generation;
+    v.apply(Action::SetSkinContact(false));
+    assert_eq!(v.scene.config.sim.skin_contact, 0);
+    v.apply(Action::SetSubsteps(24));
+    assert_eq!(v.scene.config.sim.skin_contact, 0);
+    v.apply(Action::SetSkinContact(true));
+    assert_eq!(v.scene.config.sim.skin_contact, 24);
+    assert!(!v.rebuild_pending());
+    assert_eq!(v.scene_generation, generation);
+    v.tick(1.0 / 30.0);
+    assert!(v.scene.state.is_finite());
+    // Off across a rebuild: the new scene has no surface; turning it on rebuilds with one.
+    v.apply(Action::SetSkinContact(false));
+    v.apply(Action::SetModel(ClothModelKind::Xpbd));
+    v.flush();
+    assert!(v.scene.workspace.skin.is_empty());
+    assert_eq!(v.scene.config.sim.skin_contact, 0);
+    v.apply(Action::SetSkinContact(true));
+    assert!(v.rebuild_pending());
+    v.flush();
+    assert!(!v.scene.workspace.skin.is_empty());
+    assert_eq!(v.scene.config.sim.skin_contact, 24);
+    assert!(errors(&v).is_empty(), "{:?}", v.messages);
+}
+
 #[test]
 fn world_parameters_act_live_without_a_rebuild() {
     let mut v = viewer();

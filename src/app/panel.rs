@@ -440,6 +440,13 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
         out,
         Action::SetSelfCollision,
     );
+    check(
+        ui,
+        s.skin_contact,
+        "cloth meets the visible skin",
+        out,
+        Action::SetSkinContact,
+    );
     slider(
         ui,
         s.wind_speed,

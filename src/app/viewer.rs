@@ -62,6 +62,8 @@ pub enum Action {
     /// How the hakama is cut (rebuilds the garments).
     SetHakamaStyle(HakamaStyle),
     SetSelfCollision(bool),
+    /// Cloth against the skinned triangles on every substep, or the proxies alone.
+    SetSkinContact(bool),
     /// Mean wind speed, m/s, 0 … 30.
     SetWindSpeed(f32),
     /// Direction the wind blows towards, degrees about +Y from +Z.
@@ -135,7 +137,7 @@ impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
     /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
-    /// model, hakama (half_skirts|divided), cloth.MESH (simulate the character's mesh MESH as cloth), self_collision, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
+    /// model, hakama (half_skirts|divided), cloth.MESH (simulate the character's mesh MESH as cloth), self_collision, skin_contact, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {
@@ -170,6 +172,7 @@ impl Action {
             "model" => Action::SetModel(need()?.parse()?),
             "hakama" => Action::SetHakamaStyle(need()?.parse()?),
             "self_collision" => Action::SetSelfCollision(on_off(need()?)?),
+            "skin_contact" => Action::SetSkinContact(on_off(need()?)?),
             "wind" => Action::SetWindSpeed(number(need()?)?),
             "wind_dir" => Action::SetWindAzimuth(number(need()?)?),
             "gusts" => Action::SetWindGusts(number(need()?)?),
@@ -485,6 +488,7 @@ impl Viewer {
             Action::SetSubsteps(n) => {
                 s.substeps = n;
                 self.scene.config.sim.substeps = s.substeps;
+                apply_skin_contact(s, &mut self.scene.config.sim);
             }
             Action::SetIntegrator(i) => {
                 s.integrator = i;
@@ -505,6 +509,15 @@ impl Viewer {
             Action::SetSelfCollision(on) => {
                 s.self_collision = on;
                 self.scene.config.sim.self_collision = on;
+            }
+            Action::SetSkinContact(on) => {
+                s.skin_contact = on;
+                if on && self.scene.workspace.skin.is_empty() {
+                    // The scene was built without the skin's surface: build it with one.
+                    self.rebuild_pending = true;
+                } else {
+                    apply_skin_contact(s, &mut self.scene.config.sim);
+                }
             }
             Action::SetWindSpeed(v) => {
                 s.wind_speed = v;
@@ -927,8 +940,14 @@ pub fn scene_config(
     c.sim.integrator = s.integrator;
     c.sim.model = s.model;
     c.sim.self_collision = s.self_collision;
+    apply_skin_contact(s, &mut c.sim);
     apply_world(s, &mut c.sim);
     c
+}
+
+/// The skin-contact setting as the scene's substeps with the stage: every substep, or none.
+fn apply_skin_contact(s: &ViewerSettings, sim: &mut SimParams) {
+    sim.skin_contact = if s.skin_contact { s.substeps } else { 0 };
 }
 
 fn build_scene(

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1.0)]
     pub spacing: f32,
     /// Substeps per frame on which the cloth meets the skinned triangles (0: only the proxies;
-    /// default: the scene's, 0; 16, every substep, is what docs/CHECK.md measures).
+    /// default: the scene's, 16, every substep).
     #[arg(long)]
     pub skin_contact: Option<u32>,
     /// Also write the whole report as JSON here.
