@@ -52,7 +52,7 @@ pub struct SceneArgs {
     /// Diagnostic: switch self- and garment–garment collision off.
     #[arg(long)]
     pub no_self_collision: bool,
-    /// Substeps per frame with cloth-against-skin contact (0: off, the scene's default; 16: every substep).
+    /// Substeps per frame with cloth-against-skin contact (0: off; 16, the scene's default: every substep).
     #[arg(long)]
     pub skin_contact: Option<u32>,
     /// Cloth model: mass_spring, xpbd, or both (alternating, side by side).

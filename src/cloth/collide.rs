@@ -775,6 +775,52 @@ mod tests {
         }
     }
 
+    /// Two spheres 4 mm apart squeeze a particle of 3 mm thickness: no point keeps 3 mm off
+    /// both, and pushing out of one after the other ends inside the other. `squeeze_out` settles
+    /// it halfway, outside both shapes, the overlap shared. Two spheres that leave room (a crease)
+    /// let it out of both within the tolerance; a particle clear of both is not moved.
+    #[test]
+    fn squeeze_out_shares_a_pinch_and_leaves_a_crease() {
+        let prep = |shapes: &[Shape]| -> (Vec<(Vec3A, Vec3A)>, Vec<PreparedShape>) {
+            (
+                shapes.iter().map(Shape::aabb).collect(),
+                shapes.iter().map(PreparedShape::new).collect(),
+            )
+        };
+        let (th, margin) = (0.003, 0.001);
+        // The pinch: surfaces at x = ±0.002.
+        let pinch = [
+            Shape::sphere(Vec3::new(-0.102, 0.0, 0.0), 0.1),
+            Shape::sphere(Vec3::new(0.102, 0.0, 0.0), 0.1),
+        ];
+        let (bounds, prepared) = prep(&pinch);
+        // Where the passes leave it: 3 mm off the first sphere, 1 mm inside the second.
+        let mut x = Vec3A::new(0.001, 0.0005, 0.0);
+        assert!(squeeze_out(&mut x, 0..2, &bounds, &prepared, th, margin));
+        assert!(x.x.abs() < 1e-4, "{x}");
+        for p in &prepared {
+            let d = p.closest_within(x, 1.0).unwrap().distance;
+            assert!(d > 0.0019 && d < 0.0021, "{d}");
+        }
+        // The crease: two spheres meeting at right angles leave room outside both.
+        let crease = [
+            Shape::sphere(Vec3::new(0.0, -0.1, 0.0), 0.1),
+            Shape::sphere(Vec3::new(-0.1, 0.0, 0.0), 0.1),
+        ];
+        let (bounds, prepared) = prep(&crease);
+        let mut x = Vec3A::new(0.003, 0.001, 0.0);
+        assert!(squeeze_out(&mut x, 0..2, &bounds, &prepared, th, margin));
+        for p in &prepared {
+            let d = p.closest_within(x, 1.0).unwrap().distance;
+            assert!(d > th - 2e-5, "{d}");
+        }
+        // Clear of both: untouched, to the bit.
+        let before = Vec3A::new(0.02, 0.02, 0.0);
+        let mut x = before;
+        assert!(!squeeze_out(&mut x, 0..2, &bounds, &prepared, th, margin));
+        assert_eq!(x, before);
+    }
+
     #[test]
     fn contained_sphere_capsule_is_the_big_sphere() {
         let c = capsule_closest(

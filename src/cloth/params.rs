@@ -274,8 +274,8 @@ pub struct SimParams {
     /// colliders, run before the deformation limit): on how many substeps per frame, evenly
     /// spaced and always including the last one. 0: off. Range 0 … 1000 (more than `substeps`
     /// means every substep). Default 0 (the engine's scenes have no skin; the dressed character,
-    /// [`crate::scene::SceneConfig`], builds the surface only when it is asked for, and leaves
-    /// it off for now: see there). Needs a surface in `ClothWorkspace::skin`.
+    /// [`crate::scene::SceneConfig`], builds the surface when it is asked for, and asks for it
+    /// on every substep by default: see there). Needs a surface in `ClothWorkspace::skin`.
     pub skin_contact: u32,
     /// How deep inside the skin a particle is still pushed out by the skin contact, m: the
     /// closest-point query's reach. Deeper cloth is left to the proxies (deeper than this the

@@ -31,9 +31,11 @@
 //! old placement), at spacing × 1.35. The limit's last word (after the contact rounds) is held
 //! on the plane each particle was pushed against ([`hold_on_skin_plane`]), so it cannot undo the
 //! push; with that and the hands left out of the surface (`crate::scene`'s `body_surface`), the
-//! coarse kata passes in both models, but the cc0 robot's coarse walk (tests/bones.rs) ends a
-//! frame 1.4 mm inside a proxy, so the dressed scene leaves the stage off by default
-//! (`crate::scene::SceneConfig`, docs/CHECK.md).
+//! coarse kata passes in both models; the cc0 robot's coarse walk (tests/bones.rs), which ended a
+//! frame 1.4 mm inside a proxy (cloth pinched between forearm and shin), passes since the
+//! collide stage squeezes such cloth out of both (`cloth::collide::squeeze_out`), and the
+//! dressed scene runs the stage on every substep by default (`crate::scene::SceneConfig`,
+//! docs/CHECK.md).
 //!
 //! **Folds.** Where the skin folds into itself (an armpit with the arm down, the groin in a high
 //! kick, the back of a bent knee), linear blend skinning pushes one surface through the other:
