@@ -148,6 +148,13 @@ impl Default for SceneConfig {
                 // (scene key, `drape check --skin-contact 0`, the viewer's "cloth meets the
                 // visible skin") turns it off, for about a third less time per frame.
                 skin_contact: 16,
+                // Drag against the air at rest when there is no wind (the wind's own model,
+                // PHYSICS.md §1, with w = 0): without it a light headband tail whipped by a
+                // turning head was flung up to a metre on the cc0 characters (issue 19).
+                wind: crate::cloth::params::Wind {
+                    still_air: true,
+                    ..Default::default()
+                },
                 ..SimParams::default()
             },
             settle: 0.5,

@@ -574,8 +574,9 @@ unsafe fn spring_forces8_avx2(
 }
 
 /// Adds the wind force of every triangle, `drag · A · ((w − v)·n) n` with w sampled at the
-/// centroid and v the mean vertex velocity, one third to each vertex (PHYSICS.md §1). Serial:
-/// it runs only in windy scenes and costs one pass over the triangles.
+/// centroid and v the mean vertex velocity, one third to each vertex (PHYSICS.md §1); with no
+/// wind and [`Wind::still_air`] (scenes) the same drag against the air at rest (w = 0). Serial:
+/// one pass over the triangles, skipped when [`Wind::is_active`] is false.
 pub fn wind(model: &ClothModel, x: &[Vec3A], v: &[Vec3A], wind: &Wind, time: f32, f: &mut [Vec3A]) {
     if !wind.is_active() {
         return;

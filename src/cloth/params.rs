@@ -136,6 +136,12 @@ pub struct Wind {
     /// Linear drag coefficient, N·s/m³ (force per unit area per unit normal relative speed).
     /// Range 0 … 10. Default 0.6 (≈ ½ ρ_air C_d |w| for a few m/s of wind).
     pub drag: f32,
+    /// Drag against still air when `velocity` is zero: the same force with w = 0, so cloth
+    /// moving through the air at rest is slowed along its normal (a light headband tail whipped
+    /// by a turning head is not flung like a rope in vacuum). Default false for the engine (a
+    /// bare `SimParams`, the cloth benchmarks and the fused substep keep the vacuum); a scene
+    /// turns it on ([`crate::scene::SceneConfig`]).
+    pub still_air: bool,
 }
 
 impl Default for Wind {
@@ -146,6 +152,7 @@ impl Default for Wind {
             gust_period: 1.3,
             gust_wavelength: 2.0,
             drag: 0.6,
+            still_air: false,
         }
     }
 }
@@ -153,7 +160,7 @@ impl Default for Wind {
 impl Wind {
     /// True when the wind does anything (the per-triangle pass is skipped otherwise).
     pub fn is_active(&self) -> bool {
-        self.drag > 0.0 && self.velocity.length_squared() > 0.0
+        self.drag > 0.0 && (self.still_air || self.velocity.length_squared() > 0.0)
     }
 
     /// The wind velocity at position `x` (m) and time `t` (s).

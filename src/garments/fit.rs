@@ -1,7 +1,7 @@
 //! The body at its bind pose as the garments see it ([`BodyAtRest`]): its humanoid bones (the
-//! bone map), its axes, and the measurements a garment's shape is fitted with: the proxy union's
-//! signed distance, rays cast out of the body's axis, pushing points out to a clearance, the
-//! leg length the hanging parts are sized by.
+//! bone map), its axes, and the measurements a garment's shape is fitted with: the body's
+//! signed distance (proxies and visible skin), rays cast out of the body's axis, pushing points
+//! out to a clearance, the leg length the hanging parts are sized by.
 
 use super::bones::{weighted_nodes, BoneMap, BoneSource};
 use super::pins::blend;
@@ -43,6 +43,9 @@ pub struct BodyAtRest<'a> {
     pub(super) proxy_joints: &'a [u32],
     /// [`BodyAtRest::limb_sweep`], computed on first use.
     pub(super) limbs: std::cell::OnceCell<LimbSweep>,
+    /// The visible skin at this pose ([`BodyAtRest::sdf`]), built on first use (`None`: no
+    /// triangles, the proxies alone).
+    pub(super) surface: std::cell::OnceCell<Option<crate::cloth::skin::SkinSurface>>,
 }
 
 impl<'a> BodyAtRest<'a> {
@@ -87,6 +90,7 @@ impl<'a> BodyAtRest<'a> {
             sweep: std::cell::OnceCell::new(),
             proxy_joints: &[],
             limbs: std::cell::OnceCell::new(),
+            surface: std::cell::OnceCell::new(),
         };
         // glTF is Y up; the character's left from its hip joints, forward = left × up.
         if let (Ok(l), Ok(r)) = (b.joint("LeftUpLeg", "body"), b.joint("RightUpLeg", "body")) {
@@ -147,6 +151,7 @@ impl<'a> BodyAtRest<'a> {
             sweep: std::cell::OnceCell::new(),
             proxy_joints: self.proxy_joints,
             limbs: std::cell::OnceCell::new(),
+            surface: std::cell::OnceCell::new(),
         }
     }
 
@@ -215,12 +220,56 @@ impl<'a> BodyAtRest<'a> {
             .map(|t| Vec3::new(h.x, t, h.z))
     }
 
+    /// Signed distance of `p` to the body (negative inside), m: the smaller of the proxy
+    /// union's and the visible skin's at this pose (every mesh of the rig bound to the skin,
+    /// rigid parts and props included, [`crate::body::with_rigid_parts`]; side by the
+    /// angle-weighted pseudo-normal, [`crate::cloth::skin::SkinSurface::closest`], searched
+    /// within 10 cm × [`BodyAtRest::scale`]). Everything a garment is laid out against (rays,
+    /// push-outs, the pins' rows) thus starts outside the skin people see as well as the
+    /// proxies: laid out on the proxies alone, the cc0 RobotExpressive's headband started in
+    /// the corners of its box head that the spheres miss (12.4 % of its vertices > 3 mm inside
+    /// in Idle, 21 cm deep), where the skin stage cannot reach it and pins cannot move.
     pub(super) fn sdf(&self, p: Vec3) -> f32 {
-        union_sdf(p, self.proxies, self.capsules)
+        let d = union_sdf(p, self.proxies, self.capsules);
+        match self.surface.get_or_init(|| self.build_surface()) {
+            Some(s) => match s.closest(p.into(), 0.1 * self.scale) {
+                Some(h) => d.min(if h.inside { -h.distance } else { h.distance }),
+                None => d,
+            },
+            None => d,
+        }
     }
 
-    /// Distance from `centre` along the horizontal unit `dir` to where the proxy union is first
-    /// left for good (its signed distance ≥ `clearance`), m; `max` × [`BodyAtRest::scale`] if
+    /// The skin of [`BodyAtRest::sdf`]: the rig's meshes bound to the skin, placed by this
+    /// pose's skin matrices (LBS), as one surface; `None` without triangles.
+    fn build_surface(&self) -> Option<crate::cloth::skin::SkinSurface> {
+        let mut rest = Vec::new();
+        let mut tris = Vec::new();
+        for m in &self.rig.meshes {
+            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
+                continue;
+            }
+            let base = rest.len() as u32;
+            rest.extend(m.positions.iter().enumerate().map(|(v, p)| {
+                blend(&self.world_from_bind, m.joints[v], m.weights[v]).transform_point3(*p)
+            }));
+            tris.extend(
+                m.indices
+                    .chunks_exact(3)
+                    .map(|t| [base + t[0], base + t[1], base + t[2]]),
+            );
+        }
+        if tris.is_empty() {
+            return None;
+        }
+        let mut s = crate::cloth::skin::SkinSurface::new(&rest, &tris);
+        s.set_frame([rest.as_slice()]);
+        s.prepare(1.0);
+        Some(s)
+    }
+
+    /// Distance from `centre` along the horizontal unit `dir` to where the body
+    /// ([`BodyAtRest::sdf`]) is first left for good (its signed distance ≥ `clearance`), m; `max` × [`BodyAtRest::scale`] if
     /// nothing is hit.
     pub(super) fn ray_exit(&self, centre: Vec3, dir: Vec3, clearance: f32, max: f32) -> f32 {
         // March outwards in 2 mm steps from the far end inwards would miss inner hits; march
@@ -251,7 +300,7 @@ impl<'a> BodyAtRest<'a> {
         exit.unwrap_or(max)
     }
 
-    /// Pushes `p` out of the proxy union to at least `clearance` along the union's gradient.
+    /// Pushes `p` out of the body ([`BodyAtRest::sdf`]) to at least `clearance` along the union's gradient.
     pub(super) fn push_out(&self, mut p: Vec3, clearance: f32) -> Vec3 {
         for _ in 0..12 {
             let d = self.sdf(p);
@@ -270,7 +319,7 @@ impl<'a> BodyAtRest<'a> {
         p
     }
 
-    /// Moves `p` along the unit `dir` until it is outside the proxy union by `clearance`
+    /// Moves `p` along the unit `dir` until it is outside the body by `clearance`
     /// (at most 0.6 m × [`BodyAtRest::scale`]; then along the gradient as a last resort).
     pub(super) fn push_out_along(&self, p: Vec3, dir: Vec3, clearance: f32) -> Vec3 {
         let u = self.scale;

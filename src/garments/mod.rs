@@ -7,9 +7,11 @@
 //! Each garment is a triangle mesh in world space at the bind pose (metres). Shapes are laid out
 //! from joint positions (hips, spine, neck, head, shoulders, knees) and then fitted to the body:
 //! rings (the hakama's waist, the sash, the headband) take their radius per angle from a ray cast
-//! out of the body's axis against the proxy union, plus a clearance; every other particle is
-//! pushed out of the proxies along the union's gradient to the same clearance. So the garments
-//! start outside the body on any character the proxies fit.
+//! out of the body's axis against the body, plus a clearance; every other particle is pushed
+//! out of the body along its distance's gradient to the same clearance. The body's distance is
+//! the smaller of the proxy union's and the visible skin's (all the rig's meshes bound to the
+//! skin, props included, [`BodyAtRest`]), so the garments start outside both, even where the
+//! skin stands far out of the proxies (a box head, a character's own cape).
 //!
 //! # Pins
 //! Pinned particles are bound to the body like skinned vertices (PHYSICS.md §4 "Attachments"):
@@ -27,7 +29,7 @@
 //!   errors, and [`build_garment`], which lays out a kind's sheet and binds its pins;
 //! - `bones.rs`: the bone map ([`BoneMap`]), which skeleton node plays each humanoid role;
 //! - `fit.rs`: the body at its bind pose ([`BodyAtRest`]) and the measurements a shape is
-//!   fitted with (the proxy union's distance, rays out of the body's axis, push-outs);
+//!   fitted with (the body's distance, proxies and skin, rays out of the body's axis, push-outs);
 //! - `sweep.rs`: where the limbs go in the rig's clips (arm and limb sweeps), and which skin
 //!   joints are the limbs';
 //! - `pins.rs`: [`PinBinding`], pins bound to the skin and placed on it every frame;
