@@ -573,8 +573,9 @@ unsafe fn spring_forces8_avx2(
     }
 }
 
-/// Adds the wind force of every triangle, `drag · A · ((w − v)·n) n` with w sampled at the
-/// centroid and v the mean vertex velocity, one third to each vertex (PHYSICS.md §1); with no
+/// Adds the wind force of every triangle, `(drag + quadratic |u_n|) · A · u_n n` with
+/// u_n = (w − v)·n, w sampled at the centroid and v the mean vertex velocity, one third to each
+/// vertex (PHYSICS.md §1; the quadratic term is 0 unless set, [`Wind::quadratic`]); with no
 /// wind and [`Wind::still_air`] (scenes) the same drag against the air at rest (w = 0). Serial:
 /// one pass over the triangles, skipped when [`Wind::is_active`] is false.
 pub fn wind(model: &ClothModel, x: &[Vec3A], v: &[Vec3A], wind: &Wind, time: f32, f: &mut [Vec3A]) {
@@ -591,8 +592,10 @@ pub fn wind(model: &ClothModel, x: &[Vec3A], v: &[Vec3A], wind: &Wind, time: f32
         let centroid = (x[a] + x[b] + x[c]) / 3.0;
         let w = Vec3A::from(wind.at(Vec3::from(centroid), time));
         let rel = w - (v[a] + v[b] + v[c]) / 3.0;
-        // drag · A · (rel·n̂) n̂ = drag · ½ (rel·n2) n2 / |n2|
-        let force = n2 * (wind.drag * 0.5 * rel.dot(n2) / len);
+        // (drag + quadratic |u_n|) · A · u_n n̂ with u_n = rel·n̂ = rel·n2 / |n2| and
+        // A n̂ = ½ n2.
+        let un = rel.dot(n2) / len;
+        let force = n2 * (0.5 * (wind.drag + wind.quadratic * un.abs()) * un);
         let third = force / 3.0;
         f[a] += third;
         f[b] += third;

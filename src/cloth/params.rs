@@ -142,6 +142,13 @@ pub struct Wind {
     /// bare `SimParams`, the cloth benchmarks and the fused substep keep the vacuum); a scene
     /// turns it on ([`crate::scene::SceneConfig`]).
     pub still_air: bool,
+    /// Pressure (quadratic) drag coefficient ½ ρ_air C_d, kg/m³: the force per unit area grows
+    /// with the square of the normal relative speed, `quadratic · |u_n| u_n` added to the linear
+    /// `drag · u_n` (u_n = (w − v)·n). Range 0 … 10. Default 0 for the engine (a bare
+    /// `SimParams` keeps the linear law of PHYSICS.md §1); a scene sets 0.72 (ρ_air = 1.2 kg/m³,
+    /// C_d ≈ 1.2 for a plate across the flow, Hoerner 1965 §3): a hem or a tail whipped at
+    /// several m/s meets several times the linear law's resistance, as in air.
+    pub quadratic: f32,
 }
 
 impl Default for Wind {
@@ -153,6 +160,7 @@ impl Default for Wind {
             gust_wavelength: 2.0,
             drag: 0.6,
             still_air: false,
+            quadratic: 0.0,
         }
     }
 }
@@ -160,7 +168,8 @@ impl Default for Wind {
 impl Wind {
     /// True when the wind does anything (the per-triangle pass is skipped otherwise).
     pub fn is_active(&self) -> bool {
-        self.drag > 0.0 && (self.still_air || self.velocity.length_squared() > 0.0)
+        (self.drag > 0.0 || self.quadratic > 0.0)
+            && (self.still_air || self.velocity.length_squared() > 0.0)
     }
 
     /// The wind velocity at position `x` (m) and time `t` (s).

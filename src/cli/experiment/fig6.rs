@@ -101,19 +101,19 @@ pub fn fig6(
                 / free.len().max(1) as f32)
                 .sqrt()
         };
-        // The scene's still air (drag with the air at rest) holds before and after the wind.
-        let still_air = sc.config.sim.wind.still_air;
+        // The scene's air (still-air drag, the quadratic law) holds before, during and after
+        // the wind.
+        let air = Wind {
+            velocity: Vec3::ZERO,
+            ..sc.config.sim.wind.clone()
+        };
         sc.config.sim.wind = Wind {
             velocity: wind_v,
-            still_air,
-            ..Wind::default()
+            ..air.clone()
         };
         frames(&mut sc, wind);
         let rms_wind = rms(&sc);
-        sc.config.sim.wind = Wind {
-            still_air,
-            ..Wind::default()
-        };
+        sc.config.sim.wind = air;
         frames(&mut sc, after);
         let out = Fig6Run {
             contact_before: before,
