@@ -287,8 +287,8 @@ fn diagnostic_scene() -> (drape::Rig, String, Scene) {
 /// `DRAPE_FRAMES` (comma-separated frame indices counted from the clip's first simulated
 /// frame; default 0 and every quarter), `DRAPE_SPACING` (× default, default 1),
 /// `DRAPE_GARMENTS` (`all` or a comma list), `DRAPE_METHOD`, `DRAPE_OUT` (PNG path,
-/// default /tmp/drape_hakama.png). Each frame from the front and from the side, garments in
-/// colour over the grey body. Run by hand:
+/// default /tmp/drape_hakama.png), `DRAPE_VIEWS` (default `-z,-x`: from the front and from the
+/// side; `+z` from behind). Garments in colour over the grey body. Run by hand:
 /// `DRAPE_RIG=rigs/corpus/robot.glb DRAPE_CLIP=walk cargo test --no-default-features --test
 /// hakama picture -- --ignored --nocapture`.
 #[test]
@@ -304,8 +304,22 @@ fn picture() {
         |s| s.split(',').map(|k| k.trim().parse().unwrap()).collect(),
     );
     let startup = (scene.startup_seconds() / dt).ceil() as usize;
+    // `DRAPE_VIEWS`: the directions looked along, comma-separated among `-z` (default, the
+    // character's front), `-x` (default, its side), `+z` (its back) and `+x`.
+    let looks: Vec<Vec3> = env("DRAPE_VIEWS")
+        .unwrap_or_else(|| "-z,-x".into())
+        .split(',')
+        .map(|v| match v.trim() {
+            "-z" => Vec3::NEG_Z,
+            "+z" => Vec3::Z,
+            "-x" => Vec3::NEG_X,
+            "+x" => Vec3::X,
+            other => panic!("DRAPE_VIEWS: unknown view '{other}' (-z, +z, -x, +x)"),
+        })
+        .collect();
+    let nv = looks.len();
     let (tw, th) = (300u32, 390u32);
-    let mut sheet = Canvas::new(tw * 2 * frames.len() as u32, th + 24, [40, 40, 44]);
+    let mut sheet = Canvas::new(tw * nv as u32 * frames.len() as u32, th + 24, [40, 40, 44]);
     sheet.text(
         6,
         4,
@@ -339,7 +353,7 @@ fn picture() {
         let half_h = 0.55 * (hi.y - lo.y);
         let centre = scene.world_from_node()[hips].transform_point3(Vec3::ZERO);
         let centre = Vec3::new(centre.x, 0.5 * (hi.y + lo.y), centre.z);
-        for (v, look) in [Vec3::NEG_Z, Vec3::NEG_X].into_iter().enumerate() {
+        for (v, &look) in looks.iter().enumerate() {
             let mut c = Canvas::new(tw, th, [214, 210, 200]);
             let view = ortho(
                 centre,
@@ -385,7 +399,7 @@ fn picture() {
                     },
                 );
             }
-            let x = (col * 2 + v) as u32 * tw;
+            let x = (col * nv + v) as u32 * tw;
             sheet.blit(&c, x, 24);
             if v == 0 {
                 let t = fr as f32 * dt;
