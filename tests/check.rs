@@ -310,6 +310,7 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
     for g in garments {
         assert!(g["worst_stretch"].as_f64().unwrap() > 0.9, "{g}");
         assert!(g["return_rms"].as_f64().unwrap().is_finite(), "{g}");
+        assert!(g["held_rms"].as_f64().unwrap().is_finite(), "{g}");
     }
     // A bad option is refused with a message, before any simulation.
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
@@ -363,5 +364,37 @@ fn a_clip_that_does_not_loop_is_held_and_compared_with_its_start() {
         "{g:?}"
     );
     assert!(g.above_sash.is_none());
+    // The hold is its return: no second figure.
+    assert!(g.held_rms.is_none() && g.held_max.is_none());
     assert_eq!(r.passed(), r.failures.is_empty());
+}
+
+/// A looping clip is played twice, and then its last pose (its first) is held for 1.5 s and
+/// each garment compared with its drape at the clip's start: reported beside the loop's figure.
+#[test]
+fn a_looping_clip_is_also_held_after_its_second_pass() {
+    use drape::check::{check_clip, ReturnKind};
+    use drape::garments::{GarmentKind, GarmentSpec};
+    use drape::scene::SceneConfig;
+    let rig = drape::ninja::build().unwrap().rig;
+    let c = rig.clip("tpose").unwrap();
+    let th = Thresholds::default();
+    let config = SceneConfig {
+        garments: vec![GarmentSpec::coarse(GarmentKind::Cape, 3.0)],
+        settle: 0.2,
+        blend: 0.2,
+        ..SceneConfig::default()
+    };
+    let mut calls = 0;
+    let r = check_clip(&rig, c, &config, &th, &mut |_, _| calls += 1).unwrap();
+    assert!(r.loops);
+    let n = r.frames as u32;
+    // Start-up (0.4 s), two passes and the hold (1.5 s) at 60 frames per second.
+    assert_eq!(calls, 24 + 2 * n + 90);
+    let g = &r.garments[0];
+    assert_eq!(g.return_kind, ReturnKind::Loop);
+    let (rms, max) = (g.held_rms.unwrap(), g.held_max.unwrap());
+    assert!(rms.is_finite() && max >= rms, "{g:?}");
+    // A cape on a character standing in its T-pose is back in its drape.
+    assert!(rms < 0.02 && max < 0.06, "{g:?}");
 }

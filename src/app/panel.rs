@@ -711,6 +711,7 @@ fn inspect(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
                     ui.label("worst > 3 mm");
                     ui.label("deepest");
                     ui.label("return rms / max");
+                    ui.label("held 1.5 s");
                     ui.end_row();
                     for g in &r.garments {
                         ui.label(&g.name);
@@ -721,6 +722,10 @@ fn inspect(ui: &mut egui::Ui, viewer: &Viewer, out: &mut Vec<Action>) {
                             g.return_rms * 1e2,
                             g.return_max * 1e2
                         ));
+                        ui.label(match (g.held_rms, g.held_max) {
+                            (Some(a), Some(b)) => format!("{:.1} / {:.1} cm", a * 1e2, b * 1e2),
+                            _ => "-".into(),
+                        });
                         ui.end_row();
                     }
                 });

@@ -19,7 +19,11 @@
 //!   twice and each vertex at the end of the second pass is compared with itself at the end of
 //!   the first (the same clip time one loop earlier); otherwise the clip's last pose is held for
 //!   1.5 s and each vertex is compared with itself at the clip's start (the drape after the
-//!   start-up). RMS and max over the unpinned vertices.
+//!   start-up). RMS and max over the unpinned vertices. A looping clip is then also held: its
+//!   last pose (its first) for 1.5 s more, each vertex compared with its drape at the clip's
+//!   start (`held_rms`, `held_max`: reported, not judged). The loop asks that the cloth has
+//!   settled by the clip's end, which a hem swinging after a kick that ends a third of a second
+//!   after the foot lands has not; the hold, whether anything stays caught.
 //! - **hakama above the sash**: at the end, the hakama's highest unpinned vertex must stay below
 //!   the sash's highest vertex.
 //! - **hanging from the hands or arms**: at the end, an unpinned vertex within 1.5 cm of (or
@@ -124,6 +128,12 @@ pub struct GarmentReport {
     pub return_kind: ReturnKind,
     pub return_rms: f32,
     pub return_max: f32,
+    /// Looping clips only: after the second pass, the clip's last pose (its first) held for
+    /// `Thresholds::hold` s more, the garment against its drape at the clip's start, hips'
+    /// frame: RMS and max, m. Beside the loop's figures, which the verdict uses: the loop asks
+    /// the cloth to have settled by the clip's end, the hold whether anything stays caught.
+    pub held_rms: Option<f32>,
+    pub held_max: Option<f32>,
     /// Unpinned vertices resting on an arm or hand at the end, carried above their start.
     pub hanging: usize,
     /// Hakama only: its highest unpinned vertex minus the sash's highest vertex at the end
@@ -301,6 +311,18 @@ pub fn clip_loops(rig: &Rig, clip: usize, root_motion: RootMotion, tol: f32) -> 
     })
 }
 
+/// RMS and largest distance between `a[i]` and `b[i]` over the particles `idx`.
+fn distance_rms_max(idx: &[usize], a: &[Vec3], b: &[Vec3]) -> (f32, f32) {
+    let mut sum = 0.0f64;
+    let mut max = 0.0f32;
+    for &i in idx {
+        let d = a[i].distance(b[i]);
+        sum += (d as f64) * (d as f64);
+        max = max.max(d);
+    }
+    ((sum / idx.len().max(1) as f64).sqrt() as f32, max)
+}
+
 fn player_hips(rig: &Rig) -> Option<usize> {
     Player::new(&rig.skeleton, &rig.skins).hips()
 }
@@ -338,7 +360,9 @@ pub fn check_clip(
     } else {
         (th.hold / dt).ceil() as u32
     };
-    let total = startup + n + after;
+    // A looping clip is held after its second pass too (`GarmentReport::held_rms`).
+    let hold = (th.hold / dt).ceil() as u32;
+    let total = startup + n + after + if loops { hold } else { 0 };
 
     let model = &scene.model;
     let ng = model.garments.len();
@@ -376,6 +400,8 @@ pub fn check_clip(
             },
             return_rms: 0.0,
             return_max: 0.0,
+            held_rms: None,
+            held_max: None,
             hanging: 0,
             above_sash: None,
             failures: Vec::new(),
@@ -475,7 +501,7 @@ pub fn check_clip(
             for _ in 0..after {
                 tick(&mut scene);
             }
-            start_frame
+            start_frame.clone()
         };
         if !scene.state.is_finite() {
             failures.push("the simulation produced non-finite values after the clip".into());
@@ -494,15 +520,7 @@ pub fn check_clip(
                 .reduce(f32::max);
             for (g, r) in reports.iter_mut().enumerate() {
                 let f = &free[g];
-                let mut sum = 0.0f64;
-                let mut max = 0.0f32;
-                for &i in f {
-                    let d = end[i].distance(reference[i]);
-                    sum += (d as f64) * (d as f64);
-                    max = max.max(d);
-                }
-                r.return_rms = (sum / f.len().max(1) as f64).sqrt() as f32;
-                r.return_max = max;
+                (r.return_rms, r.return_max) = distance_rms_max(f, &end, &reference);
                 r.hanging = f
                     .iter()
                     .filter(|&&i| end_heights[i] - start_heights[i] > th.hang_rise)
@@ -521,6 +539,22 @@ pub fn check_clip(
                     if let Some(s) = sash_top {
                         let top = f.iter().map(|&i| end_heights[i]).fold(f32::MIN, f32::max);
                         r.above_sash = Some(top - s);
+                    }
+                }
+            }
+            if loops {
+                // The pose at the end of the second pass is the clip's first (it loops): hold
+                // it and compare with the drape at the clip's start.
+                scene.player.pause();
+                for _ in 0..hold {
+                    tick(&mut scene);
+                }
+                if scene.state.is_finite() {
+                    let held = in_hips_frame(&scene);
+                    for (g, r) in reports.iter_mut().enumerate() {
+                        let (rms, max) = distance_rms_max(&free[g], &held, &start_frame);
+                        r.held_rms = Some(rms);
+                        r.held_max = Some(max);
                     }
                 }
             }

@@ -59,12 +59,13 @@ pub struct Args {
 }
 
 /// The header of [`summary_rows`]' table.
-pub const SUMMARY_HEADER: &str = "| body | clip | method | frames > 1 cm inside | worst share > 3 mm | deepest | hakama lift | hakama return RMS / max | worst return RMS / max | hanging | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+pub const SUMMARY_HEADER: &str = "| body | clip | method | frames > 1 cm inside | worst share > 3 mm | deepest | hakama lift | hakama return RMS / max | worst return RMS / max | worst held 1.5 s RMS / max | hanging | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 
 /// One Markdown row per clip of `report` (columns of [`SUMMARY_HEADER`]): the share of frames
 /// with a garment vertex more than 1 cm inside, the largest share of a garment's vertices more
 /// than 3 mm inside (and which garment), the deepest vertex, the hakama's lift and return to
-/// its drape, the worst return of any garment, the vertices hanging from the arms, the verdict.
+/// its drape, the worst return of any garment, the worst after the last pose held (looping clips;
+/// `-` otherwise), the vertices hanging from the arms, the verdict.
 pub fn summary_rows(report: &Report) -> String {
     let body = std::path::Path::new(&report.rig)
         .file_stem()
@@ -76,6 +77,7 @@ pub fn summary_rows(report: &Report) -> String {
         };
         let worst = by(&|g| g.worst_share);
         let ret = by(&|g| g.return_max);
+        let held = by(&|g| g.held_max.unwrap_or(-1.0)).filter(|g| g.held_max.is_some());
         let hakama = c.garments.iter().find(|g| g.kind == "hakama");
         let deepest = c
             .garments
@@ -84,7 +86,7 @@ pub fn summary_rows(report: &Report) -> String {
             .fold(0.0f32, f32::max);
         let pct = |x: f32| format!("{:.0} %", 100.0 * x);
         out += &format!(
-            "| {body} | {} | {} | {} | {} | {:.1} mm | {} | {} | {} | {} | {} |\n",
+            "| {body} | {} | {} | {} | {} | {:.1} mm | {} | {} | {} | {} | {} | {} |\n",
             c.clip,
             report.method,
             pct(c.deep_frames as f32 / c.frames.max(1) as f32),
@@ -106,6 +108,12 @@ pub fn summary_rows(report: &Report) -> String {
                 "{} / {} cm ({})",
                 cm(g.return_rms),
                 cm(g.return_max),
+                g.name
+            )),
+            held.map_or("-".into(), |g| format!(
+                "{} / {} cm ({})",
+                cm(g.held_rms.unwrap_or(0.0)),
+                cm(g.held_max.unwrap_or(0.0)),
                 g.name
             )),
             c.garments.iter().map(|g| g.hanging).sum::<usize>(),
@@ -137,10 +145,10 @@ pub fn clip_table(c: &ClipReport) -> String {
         c.frames,
         if c.passed() { "PASS" } else { "FAIL" }
     );
-    s += "  garment   | verts | frames >1cm | worst >3mm share (at s) | max depth cm (at s) | stretch % | lift cm | return RMS/max cm | hanging | above sash cm | deepest near\n";
+    s += "  garment   | verts | frames >1cm | worst >3mm share (at s) | max depth cm (at s) | stretch % | lift cm | return RMS/max cm | held RMS/max cm | hanging | above sash cm | deepest near\n";
     for g in &c.garments {
         s += &format!(
-            "  {:<9} | {:>5} | {:>11} | {:>8.2} % ({:>6.2})     | {:>6} ({:>6.2})     | {:>9.1} | {:>7} | {:>5} / {:<5} {} | {:>7} | {:>13} | {}\n",
+            "  {:<9} | {:>5} | {:>11} | {:>8.2} % ({:>6.2})     | {:>6} ({:>6.2})     | {:>9.1} | {:>7} | {:>5} / {:<5} {} | {:>15} | {:>7} | {:>13} | {}\n",
             g.name,
             g.vertices,
             g.deep_frames,
@@ -155,6 +163,10 @@ pub fn clip_table(c: &ClipReport) -> String {
             match g.return_kind {
                 ReturnKind::Loop => "loop",
                 ReturnKind::Hold => "hold",
+            },
+            match (g.held_rms, g.held_max) {
+                (Some(r), Some(m)) => format!("{} / {}", cm(r), cm(m)),
+                _ => "-".into(),
             },
             g.hanging,
             g.above_sash.map_or("-".into(), cm),
