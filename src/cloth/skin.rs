@@ -9,8 +9,8 @@
 //!   skinned positions; [`SkinSurface::prepare`] places the surface at a fraction of the frame
 //!   (linear interpolation of the vertices between the previous and the current frame), computes
 //!   the normals and *refits* the hierarchy's boxes bottom-up (no rebuild: the tree's shape from
-//!   the rest pose stays good while limbs bend, and a refit is one linear pass, the leaves in
-//!   parallel). The query reads the inner nodes packed with both children's boxes ([`Pair`]).
+//!   the rest pose stays good while limbs bend, and a refit is one linear pass). The query reads
+//!   the inner nodes packed with both children's boxes ([`Pair`]).
 //! - **Inside or outside.** The nearest point on the mesh (Ericson 2005, "Real-Time Collision
 //!   Detection" §5.1.5, by Voronoi regions) is on a face, an edge or a vertex. The side is the
 //!   sign of `(p − c)·n` with `n` the angle-weighted pseudo-normal of that feature (Bærentzen &
@@ -23,15 +23,11 @@
 use std::collections::HashMap;
 
 use glam::Vec4Swizzles;
-use rayon::prelude::*;
 
 use crate::math::{Vec3, Vec3A, Vec4};
 
 /// Triangles per leaf of the hierarchy.
 const LEAF: usize = 4;
-
-/// Vertices (and nodes) per parallel task of [`SkinSurface::prepare`].
-const PREPARE_CHUNK: usize = 2048;
 
 /// A child in [`Pair::child`] that is a leaf: this bit, the leaf's first triangle shifted by 3
 /// and its count (at most [`LEAF`]) in the low 3 bits. Otherwise the child's index in `pairs`.
@@ -324,49 +320,31 @@ impl SkinSurface {
         self.at = t;
         let nv = self.cur.len();
         self.x.resize(nv, Vec3A::ZERO);
-        // In parallel, in fixed chunks: the positions and the leaves' boxes are computed alike
-        // whatever the split, and the largest of the displacements is the same in any order.
-        let moved2 = self
-            .x
-            .par_chunks_mut(PREPARE_CHUNK)
-            .zip(self.prev.par_chunks(PREPARE_CHUNK))
-            .zip(self.cur.par_chunks(PREPARE_CHUNK))
-            .map(|((x, a), b)| {
-                let mut moved2 = 0.0f32;
-                for ((x, a), b) in x.iter_mut().zip(a).zip(b) {
-                    let y = a.lerp(*b, t);
-                    moved2 = moved2.max((y - *x).length_squared());
-                    *x = y;
-                }
-                moved2
-            })
-            .reduce(|| 0.0, f32::max);
+        let mut moved2 = 0.0f32;
+        for ((x, a), b) in self.x.iter_mut().zip(&self.prev).zip(&self.cur) {
+            let y = a.lerp(*b, t);
+            moved2 = moved2.max((y - *x).length_squared());
+            *x = y;
+        }
         self.travel += moved2.sqrt() as f64;
-        let (tris, x) = (&self.tris, &self.x);
-        self.nodes
-            .par_chunks_mut(PREPARE_CHUNK)
-            .flatten_iter()
-            .filter(|n| n.count > 0)
-            .for_each(|n| {
-                let s = n.start as usize;
-                (n.lo, n.hi) = tris[s..s + n.count as usize].iter().flatten().fold(
-                    (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY)),
-                    |(lo, hi), &v| (lo.min(x[v as usize]), hi.max(x[v as usize])),
-                );
-            });
-        // The inner nodes bottom-up (children come after their parent).
         for i in (0..self.nodes.len()).rev() {
             let node = self.nodes[i];
-            if node.count > 0 {
-                continue;
-            }
-            let (l, r) = (self.nodes[i + 1], self.nodes[node.start as usize]);
-            let pair = &mut self.pairs[self.pair_of[i] as usize];
-            pair.lo_xy = Vec4::new(l.lo.x, r.lo.x, l.lo.y, r.lo.y);
-            pair.hi_xy = Vec4::new(l.hi.x, r.hi.x, l.hi.y, r.hi.y);
-            pair.z = Vec4::new(l.lo.z, r.lo.z, l.hi.z, r.hi.z);
-            self.nodes[i].lo = l.lo.min(r.lo);
-            self.nodes[i].hi = l.hi.max(r.hi);
+            let (lo, hi) = if node.count > 0 {
+                let s = node.start as usize;
+                self.tris[s..s + node.count as usize].iter().flatten().fold(
+                    (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY)),
+                    |(lo, hi), &v| (lo.min(self.x[v as usize]), hi.max(self.x[v as usize])),
+                )
+            } else {
+                let (l, r) = (self.nodes[i + 1], self.nodes[node.start as usize]);
+                let pair = &mut self.pairs[self.pair_of[i] as usize];
+                pair.lo_xy = Vec4::new(l.lo.x, r.lo.x, l.lo.y, r.lo.y);
+                pair.hi_xy = Vec4::new(l.hi.x, r.hi.x, l.hi.y, r.hi.y);
+                pair.z = Vec4::new(l.lo.z, r.lo.z, l.hi.z, r.hi.z);
+                (l.lo.min(r.lo), l.hi.max(r.hi))
+            };
+            self.nodes[i].lo = lo;
+            self.nodes[i].hi = hi;
         }
     }
 
@@ -722,7 +700,7 @@ mod tests {
     }
 
     /// A bumpy closed sphere of 3,200 triangles moving and deforming between two frames,
-    /// prepared at a fraction (the boxes refitted in parallel): every node's box is its
+    /// prepared at a fraction: every node's box is its
     /// triangles', and the packed descent finds the very triangle and point the reference
     /// descent and brute force do, from points off, near and inside the surface.
     #[test]
