@@ -322,13 +322,30 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `check_clip` on clip `c` of `rig` with a coarse cape and a short start-up; the report and the
+/// number of progress calls (frames simulated).
+fn check_coarse_cape(
+    rig: &drape::Rig,
+    c: usize,
+    th: &Thresholds,
+) -> (drape::check::ClipReport, u32) {
+    use drape::garments::{GarmentKind, GarmentSpec};
+    let config = drape::scene::SceneConfig {
+        garments: vec![GarmentSpec::coarse(GarmentKind::Cape, 3.0)],
+        settle: 0.2,
+        blend: 0.2,
+        ..Default::default()
+    };
+    let mut calls = 0;
+    let r = drape::check::check_clip(rig, c, &config, th, &mut |_, _| calls += 1).unwrap();
+    (r, calls)
+}
+
 /// A clip cut off mid-punch does not end where it starts: it is not played twice but its last
 /// pose is held for 1.5 s, and each garment is compared with its drape at the clip's start.
 #[test]
 fn a_clip_that_does_not_loop_is_held_and_compared_with_its_start() {
-    use drape::check::{check_clip, ReturnKind};
-    use drape::garments::{GarmentKind, GarmentSpec};
-    use drape::scene::SceneConfig;
+    use drape::check::ReturnKind;
     let mut rig = drape::ninja::build().unwrap().rig;
     let c = rig.clip("jab_cross").unwrap();
     let th = Thresholds::default();
@@ -345,14 +362,7 @@ fn a_clip_that_does_not_loop_is_held_and_compared_with_its_start() {
         drape::anim::RootMotion::InPlace,
         th.loop_tolerance
     ));
-    let config = SceneConfig {
-        garments: vec![GarmentSpec::coarse(GarmentKind::Cape, 3.0)],
-        settle: 0.2,
-        blend: 0.2,
-        ..SceneConfig::default()
-    };
-    let mut calls = 0;
-    let r = check_clip(&rig, c, &config, &th, &mut |_, _| calls += 1).unwrap();
+    let (r, calls) = check_coarse_cape(&rig, c, &th);
     assert!(!r.loops);
     assert_eq!(r.frames, 30);
     // Start-up (0.4 s), the clip (0.5 s) and the hold (1.5 s) at 60 frames per second.
@@ -373,20 +383,11 @@ fn a_clip_that_does_not_loop_is_held_and_compared_with_its_start() {
 /// each garment compared with its drape at the clip's start: reported beside the loop's figure.
 #[test]
 fn a_looping_clip_is_also_held_after_its_second_pass() {
-    use drape::check::{check_clip, ReturnKind};
-    use drape::garments::{GarmentKind, GarmentSpec};
-    use drape::scene::SceneConfig;
+    use drape::check::ReturnKind;
     let rig = drape::ninja::build().unwrap().rig;
     let c = rig.clip("tpose").unwrap();
     let th = Thresholds::default();
-    let config = SceneConfig {
-        garments: vec![GarmentSpec::coarse(GarmentKind::Cape, 3.0)],
-        settle: 0.2,
-        blend: 0.2,
-        ..SceneConfig::default()
-    };
-    let mut calls = 0;
-    let r = check_clip(&rig, c, &config, &th, &mut |_, _| calls += 1).unwrap();
+    let (r, calls) = check_coarse_cape(&rig, c, &th);
     assert!(r.loops);
     let n = r.frames as u32;
     // Start-up (0.4 s), two passes and the hold (1.5 s) at 60 frames per second.
