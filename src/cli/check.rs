@@ -47,9 +47,10 @@ pub struct Args {
     /// leg, laid out with the legs spread), as a scene file's `style`.
     #[arg(long, default_value = "half_skirts")]
     pub hakama: String,
-    /// Print one Markdown row per clip on stdout (the table of issue 19: frames with cloth
-    /// > 1 cm inside, worst share > 3 mm, deepest, hakama lift and return, worst return,
-    /// hanging, verdict), the per-clip tables and the verdict going to stderr instead; rows of
+    /// Print one Markdown row per clip on stdout (the table of issue 19: frames with cloth more
+    /// than 1 cm inside, worst share deeper than 3 mm, deepest, hakama lift and return, worst
+    /// return, worst after the last pose held, hanging, verdict), the per-clip tables and the
+    /// verdict going to stderr instead; rows of
     /// several runs (bodies, methods) appended to one file make one table.
     #[arg(long)]
     pub summary: bool,
