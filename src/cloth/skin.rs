@@ -768,7 +768,11 @@ mod tests {
             for reach in [0.01, 0.04] {
                 let hit = s.closest(p, reach);
                 let want = reference_closest(&s, p, reach);
-                assert_eq!(hit.map(|h| (h.triangle, h.point)), want, "{p} within {reach}");
+                assert_eq!(
+                    hit.map(|h| (h.triangle, h.point)),
+                    want,
+                    "{p} within {reach}"
+                );
                 if let Some(h) = hit {
                     hits += 1;
                     assert!((h.distance - brute_nearest(&s, p)).abs() < 1e-6);
