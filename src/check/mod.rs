@@ -22,7 +22,7 @@
 //!   start-up). RMS and max over the unpinned vertices. A looping clip is then also held: its
 //!   last pose (its first) for 1.5 s more, each vertex compared with its drape at the clip's
 //!   start (`held_rms`, `held_max`: reported, not judged). The loop asks that the cloth has
-//!   settled by the clip's end, which a hem swinging after a kick that ends a third of a second
+//!   settled by the clip's end, which a hem swinging after a kick that ends 0.4 s
 //!   after the foot lands has not; the hold, whether anything stays caught.
 //! - **hakama above the sash**: at the end, the hakama's highest unpinned vertex must stay below
 //!   the sash's highest vertex.
@@ -355,13 +355,10 @@ pub fn check_clip(
     let dt = scene.config.sim.frame_dt;
     let startup = (scene.startup_seconds() / dt).ceil() as u32;
     let n = ((duration / dt).round() as u32).max(1);
-    let after = if loops {
-        n
-    } else {
-        (th.hold / dt).ceil() as u32
-    };
-    // A looping clip is held after its second pass too (`GarmentReport::held_rms`).
+    // The last pose held: instead of a second pass on a clip that does not loop, after it on
+    // one that does (`GarmentReport::held_rms`).
     let hold = (th.hold / dt).ceil() as u32;
+    let after = if loops { n } else { hold };
     let total = startup + n + after + if loops { hold } else { 0 };
 
     let model = &scene.model;

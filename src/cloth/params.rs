@@ -146,8 +146,8 @@ pub struct Wind {
     /// with the square of the normal relative speed, `quadratic · |u_n| u_n` added to the linear
     /// `drag · u_n` (u_n = (w − v)·n). Range 0 … 10. Default 0 for the engine (a bare
     /// `SimParams` keeps the linear law of PHYSICS.md §1); a scene sets 0.72 (ρ_air = 1.2 kg/m³,
-    /// C_d ≈ 1.2 for a plate across the flow, Hoerner 1965 §3): a hem or a tail whipped at
-    /// several m/s meets several times the linear law's resistance, as in air.
+    /// C_d ≈ 1.2 for a plate across the flow, Hoerner 1965, "Fluid-Dynamic Drag"): a hem or a
+    /// tail whipped at several m/s meets several times the linear law's resistance, as in air.
     pub quadratic: f32,
 }
 
