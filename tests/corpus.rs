@@ -590,6 +590,37 @@ fn the_jump_leaves_the_floor() {
     assert!(highest > 0.15);
 }
 
+/// In the air nothing holds the body up: like motion capture, the jump's hips fall at g
+/// between take-off and touch-down (keys 30 frames a second; the second difference of a
+/// sampled parabola is exact).
+#[test]
+fn the_jump_flies_as_a_thrown_body_does() {
+    let rig = &loaded()[0];
+    let ci = clip_index(rig, "jump");
+    let hips = node(rig, "Hips");
+    // The clip starts at 1/30 s, Mixamo's way: the source's flight is 0.44–0.90 s after that
+    // (the frames from 0.467 s to the touch-down at 0.9 s).
+    let keys = key_times(rig, ci);
+    let times: Vec<f32> = keys
+        .iter()
+        .copied()
+        .filter(|t| (0.45..=0.901).contains(&(t - keys[0])))
+        .collect();
+    assert!(times.len() >= 12, "{} keys in the air", times.len());
+    let y: Vec<f32> = times
+        .iter()
+        .map(|&t| pos(&world_at(rig, ci, t)[hips]).y)
+        .collect();
+    let mut worst = 0.0f32;
+    for k in 1..y.len() - 1 {
+        let h = times[k] - times[k - 1];
+        let a = (y[k + 1] - 2.0 * y[k] + y[k - 1]) / (h * h);
+        worst = worst.max((a + 9.81).abs());
+    }
+    println!("jump: the hips' vertical acceleration in the air is within {worst:.2} m/s² of −g");
+    assert!(worst < 0.5);
+}
+
 // ---------------------------------------------------------------- validator
 
 #[test]

@@ -318,7 +318,9 @@ fn picture() {
         })
         .collect();
     let nv = looks.len();
-    let (tw, th) = (300u32, 390u32);
+    // `DRAPE_TILE`: each view's size × this factor (default 1: 300 × 390 pixels).
+    let tile: u32 = env("DRAPE_TILE").map_or(1, |s| s.parse().unwrap());
+    let (tw, th) = (300 * tile, 390 * tile);
     let mut sheet = Canvas::new(tw * nv as u32 * frames.len() as u32, th + 24, [40, 40, 44]);
     sheet.text(
         6,

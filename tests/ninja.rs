@@ -747,6 +747,57 @@ fn generator_rejects_bad_clip_files() {
     assert!(ninja::clips::expand(home_planted, &sk).is_ok());
 }
 
+#[test]
+fn a_flight_falls_at_g_and_joins_its_keys_smoothly() {
+    let sk = ninja::NinjaSkeleton::new();
+    // Take-off at 0.3 s, touch-down 0.4 s later 10 cm lower; a key inside poses a leg only.
+    let jump = "name='x'\nduration=1.2\nflight=[[0.3,0.7]]\n[[key]]\nt=0.0\nhips=[0,-20,0]\n\
+                [[key]]\nt=0.3\nhips=[0,5,4]\n[[key]]\nt=0.5\n[key.rot]\nLeftUpLeg=[-40,0,0]\n\
+                [[key]]\nt=0.7\nhips=[0,-5,8]\n[[key]]\nt=1.2\nhips=[0,-20,8]\n";
+    let e = ninja::clips::expand_at(jump, &sk, 60.0).unwrap();
+    let y = |f: usize| e.hips_char[f].y;
+    let h = 1.0 / 60.0;
+    // Inside the flight: the second difference is −g (981 cm/s²) at every frame, and the
+    // forward drift is steady (4 cm over 0.4 s).
+    for f in 19..=41 {
+        let a = (y(f + 1) - 2.0 * y(f) + y(f - 1)) / (h * h);
+        assert!((a + 981.0).abs() < 10.0, "frame {f}: {a:.0} cm/s²");
+        let vz = (e.hips_char[f + 1].z - e.hips_char[f - 1].z) / (2.0 * h);
+        assert!((vz - 10.0).abs() < 0.5, "frame {f}: forward {vz:.2} cm/s");
+    }
+    // The keys' heights hold at both ends, and the velocity is continuous across them: the
+    // take-off speed is 10 cm / 0.4 s down plus g · 0.2 s up = 171.2 cm/s.
+    assert!((y(18) - (sk.offsets_char[0].y + 5.0)).abs() < 1e-3);
+    assert!((y(42) - (sk.offsets_char[0].y - 5.0)).abs() < 1e-3);
+    for f in [18, 42] {
+        let before = (y(f) - y(f - 1)) / h;
+        let after = (y(f + 1) - y(f)) / h;
+        assert!(
+            (after - before).abs() < 20.0,
+            "frame {f}: {before:.0} → {after:.0} cm/s"
+        );
+    }
+    // The first frame of the parabola: v0 · h − g h² / 2.
+    let v0 = (y(19) - y(18)) / h + 0.5 * 981.0 * h;
+    assert!((v0 - 171.2).abs() < 1.0, "take-off {v0:.1} cm/s");
+    assert!(e.airborne[30] && !e.airborne[10]);
+
+    // Badly formed flights are refused, with the reason.
+    let off_key = jump.replace("flight=[[0.3,0.7]]", "flight=[[0.3,0.65]]");
+    let msg = ninja::clips::expand(&off_key, &sk).unwrap_err().to_string();
+    assert!(msg.contains("key times"), "{msg}");
+    let hips_inside = jump.replace("t=0.5\n", "t=0.5\nhips=[0,30,4]\n");
+    let msg = ninja::clips::expand(&hips_inside, &sk)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("sets hips inside flight"), "{msg}");
+    let stop_end = jump.replace("t=0.7\n", "t=0.7\nstop=true\n");
+    let msg = ninja::clips::expand(&stop_end, &sk)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("stop"), "{msg}");
+}
+
 /// Centre of mass from segment masses (Winter, "Biomechanics and Motor Control of Human
 /// Movement", table 4.1: mass fraction and centre along the segment from its proximal joint).
 fn centre_of_mass(rig: &Rig, w: &[Mat4]) -> Vec3 {

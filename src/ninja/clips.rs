@@ -6,6 +6,7 @@
 //! duration = 1.6              # s
 //! looping = false             # a loop's last key must equal its first
 //! airborne = [[0.5, 0.8]]     # intervals (s) where no foot needs to touch the floor
+//! flight = [[0.44, 0.9]]      # airborne intervals flown as a thrown body flies (see below)
 //! [poses.guard]               # named poses, reusable by keys (`from = "guard"`)
 //! LeftArm = [0, 0, -70]
 //! [[key]]
@@ -47,6 +48,17 @@
 //! IK (law of cosines, knee towards the knee direction of the keyed pose); after a plant the
 //! foot eases back to its keyed motion over [`RELEASE`]; any foot that the keys would push
 //! through the floor is lifted onto it.
+//!
+//! # Flight
+//! In a `flight` interval nothing holds the body up, so its centre of mass (the hips stand for
+//! it) moves as a thrown body does: at constant velocity across, and falling at
+//! g = 9.81 m/s² (a parabola) vertically, from where the key at the interval's start puts the
+//! hips to where the key at its end puts them. Both ends must be key times; keys inside the
+//! interval pose the joints but may not set `hips`. The two end keys take the flight's
+//! velocity as their hips tangent, so the push-off runs into the flight and the flight into the
+//! landing without a jolt. Keyed heights alone make no such path: a tuck jump keyed at take-off,
+//! apex and touch-down through a spline fell from its apex at 3–4 g (the corpus jump before
+//! 2026-12-05), far from what motion capture records. A flight interval is airborne too.
 
 use std::collections::BTreeMap;
 
@@ -99,6 +111,8 @@ struct KeyFile {
     looping: bool,
     #[serde(default)]
     airborne: Vec<[f32; 2]>,
+    #[serde(default)]
+    flight: Vec<[f32; 2]>,
     #[serde(default)]
     poses: BTreeMap<String, BTreeMap<String, [f32; 3]>>,
     key: Vec<KeyDef>,
@@ -159,6 +173,42 @@ struct Key {
     /// The plant (or pivot) that starts at this key puts the foot where it stood at frame 0.
     home: [bool; 2],
     stop: bool,
+    /// The hips' tangent (cm/s) where a flight starts or ends at this key ([`Flight`]); the
+    /// finite differences of the neighbouring keys otherwise.
+    hips_tangent: Option<Vec3>,
+}
+
+/// Gravity in the key files' units (cm/s²).
+const G_CM: f32 = 981.0;
+
+/// A `flight` interval resolved against its keys: the hips' path of a thrown body from `p0`
+/// at `t0` to `p1` at `t1` (character frame, cm; the hips' offsets from rest).
+#[derive(Clone, Copy, Debug)]
+struct Flight {
+    t0: f32,
+    t1: f32,
+    p0: Vec3,
+    p1: Vec3,
+}
+
+impl Flight {
+    /// The take-off velocity (cm/s) that lands at `p1` at `t1`: across, the mean velocity;
+    /// up, that plus half the speed gravity takes away over the flight.
+    fn v0(&self) -> Vec3 {
+        let dt = self.t1 - self.t0;
+        (self.p1 - self.p0) / dt + Vec3::Y * (0.5 * G_CM * dt)
+    }
+
+    /// Hips offset at time `t` (cm).
+    fn at(&self, t: f32) -> Vec3 {
+        let s = t - self.t0;
+        self.p0 + self.v0() * s - Vec3::Y * (0.5 * G_CM * s * s)
+    }
+
+    /// Velocity at time `t` (cm/s).
+    fn velocity(&self, t: f32) -> Vec3 {
+        self.v0() - Vec3::Y * (G_CM * (t - self.t0))
+    }
 }
 
 fn feet(list: &[String], clip: &str) -> Result<[bool; 2], ClipError> {
@@ -185,7 +235,9 @@ fn euler(deg: [f32; 3], mirror: bool) -> Quat {
     Quat::from_rotation_y(y) * Quat::from_rotation_x(x) * Quat::from_rotation_z(z)
 }
 
-fn parse(src: &str, sk: &NinjaSkeleton) -> Result<(KeyFile, Vec<Key>), ClipError> {
+type Parsed = (KeyFile, Vec<Key>, Vec<Flight>);
+
+fn parse(src: &str, sk: &NinjaSkeleton) -> Result<Parsed, ClipError> {
     let file: KeyFile = toml::from_str(src).map_err(|e| ClipError::Parse {
         clip: "?".into(),
         msg: e.to_string(),
@@ -255,12 +307,50 @@ fn parse(src: &str, sk: &NinjaSkeleton) -> Result<(KeyFile, Vec<Key>), ClipError
             pivot,
             home,
             stop: k.stop,
+            hips_tangent: None,
         });
     }
     if keys.len() < 2 || keys[0].t != 0.0 || (keys.last().unwrap().t - file.duration).abs() > 1e-4 {
         return Err(err("needs keys at 0 and at the duration".into()));
     }
-    Ok((file, keys))
+    let mut flights = Vec::with_capacity(file.flight.len());
+    for &[t0, t1] in &file.flight {
+        let at_key = |t: f32| keys.iter().position(|k| (k.t - t).abs() < 1e-4);
+        let (Some(i0), Some(i1)) = (at_key(t0), at_key(t1)) else {
+            return Err(err(format!(
+                "flight [{t0}, {t1}]: both ends must be key times"
+            )));
+        };
+        if i1 <= i0 {
+            return Err(err(format!("flight [{t0}, {t1}]: ends out of order")));
+        }
+        if let Some(i) = (i0 + 1..i1).find(|&i| file.key[i].hips.is_some()) {
+            return Err(err(format!(
+                "key {i} (t = {}) sets hips inside flight [{t0}, {t1}], where the hips follow \
+                 a thrown body's path",
+                keys[i].t
+            )));
+        }
+        if let Some(i) = [i0, i1]
+            .into_iter()
+            .find(|&i| keys[i].stop || keys[i].hips_tangent.is_some())
+        {
+            return Err(err(format!(
+                "key {i} (t = {}) ends flight [{t0}, {t1}] but is a stop or ends another flight",
+                keys[i].t
+            )));
+        }
+        let f = Flight {
+            t0,
+            t1,
+            p0: Vec3::from_array(keys[i0].values[hips_slot]),
+            p1: Vec3::from_array(keys[i1].values[hips_slot]),
+        };
+        keys[i0].hips_tangent = Some(f.velocity(t0));
+        keys[i1].hips_tangent = Some(f.velocity(t1));
+        flights.push(f);
+    }
+    Ok((file, keys, flights))
 }
 
 /// Cubic Hermite interpolation of key values at time `t` (see the module docs).
@@ -272,7 +362,12 @@ fn interpolate(keys: &[Key], looping: bool, t: f32) -> Vec<[f32; 3]> {
     let h = k1.t - k0.t;
     let u = ((t - k0.t) / h).clamp(0.0, 1.0);
     // Tangent (value per second) at key i.
+    // The hips' slot (the fists' follows it): a flight's end keys carry their own tangent.
+    let hips_slot = keys[0].values.len() - 2;
     let tangent = |i: usize, c: usize, d: usize| -> f32 {
+        if let (true, Some(v)) = (c == hips_slot, keys[i].hips_tangent) {
+            return v[d];
+        }
         if keys[i].stop {
             return 0.0;
         }
@@ -466,7 +561,7 @@ pub fn expand_at(src: &str, sk: &NinjaSkeleton, fps: f32) -> Result<Expanded, Cl
             msg: format!("frame rate {fps} is not a number of frames per second >= 1"),
         });
     }
-    let (file, keys) = parse(src, sk)?;
+    let (file, keys, flights) = parse(src, sk)?;
     let nj = sk.joint_count();
     let frames = (file.duration * fps).round() as usize + 1;
     let rest_hips = sk.offsets_char[0];
@@ -539,7 +634,12 @@ pub fn expand_at(src: &str, sk: &NinjaSkeleton, fps: f32) -> Result<Expanded, Cl
             };
             local[j] = (local[j] * euler(deg.map(|d| d * c), mirror[j])).normalize();
         }
-        let hips = rest_hips + Vec3::from_array(vals[nj]);
+        let keyed = Vec3::from_array(vals[nj]);
+        let offset = flights
+            .iter()
+            .find(|fl| t > fl.t0 && t < fl.t1)
+            .map_or(keyed, |fl| fl.at(t));
+        let hips = rest_hips + offset;
         fk_frames.push(fk(sk, hips, &local));
         hips_char.push(hips);
         locals.push(local);
@@ -682,6 +782,7 @@ pub fn expand_at(src: &str, sk: &NinjaSkeleton, fps: f32) -> Result<Expanded, Cl
             let t = f as f32 / fps;
             file.airborne
                 .iter()
+                .chain(&file.flight)
                 .any(|[a, b]| t >= a - 1e-4 && t <= b + 1e-4)
         })
         .collect();
