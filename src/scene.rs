@@ -279,6 +279,10 @@ pub struct Scene {
     /// Which node played each humanoid role when the garments were built, and how it was
     /// found ([`crate::garments::BoneMap::report`]).
     pub bones: crate::garments::BoneMap,
+    /// Garments the configuration asked for that this body cannot wear in its clips, left off
+    /// ([`crate::garments::GarmentError::Unfit`]), with the reason; the configuration's
+    /// `garments` list keeps only those built.
+    pub refused: Vec<(GarmentKind, String)>,
     /// The body scale the garments were laid out at ([`BodyAtRest::scale`]).
     pub body_scale: f32,
     pose: Pose,
@@ -418,7 +422,7 @@ impl Scene {
     /// `progress` (mesh index, how far).
     pub fn new_with_progress(
         rig: Rig,
-        config: SceneConfig,
+        mut config: SceneConfig,
         progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
     ) -> Result<Scene, SceneError> {
         let skin = config.skin;
@@ -453,6 +457,7 @@ impl Scene {
         let proxies = Proxies::fit(body_rig_ref, skin, &config.proxies)?;
         let rest_frame = proxies.rest_frame(body_rig_ref, skin);
         let mut built = Vec::new();
+        let mut refused = Vec::new();
         let bones;
         // The library's garments are laid out, and the start-up settles them, in the layout
         // pose (the legs spread under a divided hakama); a mesh garment's rest shape is its
@@ -473,14 +478,28 @@ impl Scene {
             world_from_bind(&layout.world_from_node, &body_rig_ref.skins[skin], &mut wfb);
             proxies.update(&wfb, &mut start_frame);
             let laid_out = body.at_pose(&layout.world_from_node, &start_frame);
-            for (spec, mesh) in config.garments.iter().zip(&meshes) {
-                built.push(match mesh {
-                    Some(m) => build_mesh_garment(&body, spec, m)?,
-                    None => build_garment(&laid_out, spec)?,
-                });
+            for (g, (spec, mesh)) in config.garments.iter().zip(&meshes).enumerate() {
+                match mesh {
+                    Some(m) => built.push(build_mesh_garment(&body, spec, m)?),
+                    None => match build_garment(&laid_out, spec) {
+                        Ok(b) => built.push(b),
+                        // Left off, and said why: the other garments still dress the body.
+                        Err(e @ crate::garments::GarmentError::Unfit { .. }) => {
+                            refused.push((g, spec.kind, e.to_string()))
+                        }
+                        Err(e) => return Err(e.into()),
+                    },
+                }
             }
             bones = (body.bones.clone(), body.scale);
         }
+        // The scene's garments are the ones built, in order.
+        let mut g = 0;
+        config.garments.retain(|_| {
+            g += 1;
+            !refused.iter().any(|r| r.0 == g - 1)
+        });
+        let refused = refused.into_iter().map(|(_, k, why)| (k, why)).collect();
         drop(body_rig);
         let mut pins = PinBinding::default();
         let mut garments = Vec::new();
@@ -585,6 +604,7 @@ impl Scene {
             bones: bones.0,
             body_scale: bones.1,
             config,
+            refused,
         };
         if scene.phase == Phase::Play {
             scene.player.resume();

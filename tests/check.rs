@@ -263,33 +263,37 @@ fn the_ninja_clips_end_where_they_start() {
 /// `drape check` on a short clip with coarse garments: the table, the JSON and the exit status
 /// agree; with `--summary` the tables and the verdict go to stderr and stdout holds the
 /// Markdown table, one row per clip.
-#[test]
-fn the_check_command_prints_a_verdict_and_writes_json() {
-    let dir = std::env::temp_dir().join(format!("drape-check-{}", std::process::id()));
+/// Runs `drape check ARGS --json FILE` (in a directory of its own named by `tag`): whether it
+/// succeeded, its stdout and stderr, and the JSON it wrote.
+fn check_cli(args: &[&std::ffi::OsStr], tag: &str) -> (bool, String, String, serde_json::Value) {
+    let dir = std::env::temp_dir().join(format!("drape-check-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("check.json");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args([
-            "check",
-            "--clip",
-            "jab_cross",
-            "--spacing",
-            "3",
-            "--quiet",
-            "--summary",
-            "--summary-header",
-            "--json",
-        ])
+        .arg("check")
+        .args(args)
+        .arg("--json")
         .arg(&json)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v = std::fs::read(&json)
+        .map(|b| serde_json::from_slice(&b).unwrap())
+        .unwrap_or_else(|e| panic!("no JSON ({e}):\n{stdout}\n{stderr}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    (out.status.success(), stdout, stderr, v)
+}
+
+#[test]
+fn the_check_command_prints_a_verdict_and_writes_json() {
+    let args = "--clip jab_cross --spacing 3 --quiet --summary --summary-header";
+    let args: Vec<&std::ffi::OsStr> = args.split(' ').map(std::ffi::OsStr::new).collect();
+    let (success, stdout, stderr, v) = check_cli(&args, "verdict");
     assert!(stderr.contains("clip jab_cross"), "{stdout}\n{stderr}");
     assert!(stderr.contains("verdict: "), "{stdout}\n{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let passed = v["passed"].as_bool().unwrap();
-    assert_eq!(passed, out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(passed, success, "{stdout}\n{stderr}");
     assert_eq!(passed, stderr.contains("verdict: PASS"));
     // The summary: the header, its rule and one row, which says the same verdict.
     let lines: Vec<&str> = stdout.lines().collect();
@@ -307,6 +311,7 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
     assert_eq!(clip["frames"], 96);
     let garments = clip["garments"].as_array().unwrap();
     assert_eq!(garments.len(), 4);
+    assert_eq!(clip["refused"].as_array().unwrap().len(), 0);
     for g in garments {
         assert!(g["worst_stretch"].as_f64().unwrap() > 0.9, "{g}");
         assert!(g["return_rms"].as_f64().unwrap().is_finite(), "{g}");
@@ -319,7 +324,37 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no clip named 'nope'"));
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A garment the body cannot wear is left off, and the check says so in its table, its summary
+/// row, its verdict and the JSON, and judges the garments that were built: the long-haired
+/// corpus body's ponytail swings through the shoulders where a cape is tied.
+#[test]
+fn the_check_names_a_garment_left_off() {
+    let rig = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rigs/corpus/long_hair.glb");
+    let mut args: Vec<&std::ffi::OsStr> = vec!["--rig".as_ref(), rig.as_os_str()];
+    let rest = ["--clip", "guard", "--spacing", "3", "--quiet", "--summary"];
+    args.extend(rest.map(std::ffi::OsStr::new));
+    let (_, stdout, stderr, v) = check_cli(&args, "left-off");
+    assert!(
+        stderr.contains("  cape      | left off: garment 'cape' does not fit"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\nleft off: garment 'cape'"), "{stderr}");
+    assert!(stdout.trim_end().ends_with("left off) |"), "{stdout}");
+    let clip = &v["clips"][0];
+    assert_eq!(clip["refused"][0]["garment"], "cape");
+    assert!(clip["refused"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("Hair"));
+    let garments: Vec<&str> = clip["garments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(garments, ["hakama", "sash", "headband"]);
 }
 
 /// `check_clip` on clip `c` of `rig` with a coarse cape and a short start-up; the report and the

@@ -957,6 +957,10 @@ fn build_scene(
 ) -> Result<Scene, String> {
     let config = scene_config(rig, s, messages);
     let mut scene = Scene::new(rig.clone(), config).map_err(|e| e.to_string())?;
+    // Garments this body cannot wear in its clips: left off, and the panel says why.
+    for (_, why) in &scene.refused {
+        messages.push((Level::Warning, format!("left off: {why}")));
+    }
     if s.method == SkinMethod::Cor {
         // Computes (or reads the cached) centres of rotation.
         scene.set_method(SkinMethod::Cor);

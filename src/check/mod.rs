@@ -157,6 +157,10 @@ pub struct ClipReport {
     /// Clip time of the first measured frame, s (one frame into the clip, as `drape bake`).
     pub first_frame_time: f32,
     pub garments: Vec<GarmentReport>,
+    /// Garments asked for that the body cannot wear in its clips, left off with the reason
+    /// ([`crate::scene::Scene::refused`]): not measured, and not a failure — issue 19 asks
+    /// that a garment which cannot fit be refused, saying why.
+    pub refused: Vec<Refused>,
     /// Why this clip fails (its garments' failures included).
     pub failures: Vec<String>,
     /// Wall seconds the check took.
@@ -167,6 +171,13 @@ impl ClipReport {
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
     }
+}
+
+/// A garment left off ([`ClipReport::refused`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Refused {
+    pub garment: String,
+    pub reason: String,
 }
 
 /// A whole run of `drape check`.
@@ -613,6 +624,14 @@ pub fn check_clip(
         loops,
         first_frame_time,
         garments: reports,
+        refused: scene
+            .refused
+            .iter()
+            .map(|(k, why)| Refused {
+                garment: k.name().to_string(),
+                reason: why.clone(),
+            })
+            .collect(),
         failures,
         seconds: started.elapsed().as_secs_f32(),
     })

@@ -313,10 +313,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .map_err(|e| err(&e))?
         }
     };
-    // Say which bone was taken for which role when the names were not all Mixamo's.
+    // Say which bone was taken for which role when the names were not all Mixamo's, and which
+    // garments the body cannot wear.
     if let Some(note) = bones_note(&scene) {
         eprint!("{note}");
     }
+    eprint!("{}", refused_note(&scene));
     if let Some(m) = args.model {
         scene.config.sim.model = m;
     }
@@ -392,6 +394,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// The bone map the garments were built with, when some role was not found by its Mixamo
 /// name (read in another scheme, filled from a chain, guessed from the shape, named by the
 /// scene file), and the body scale when it is not 1; `None` for a plain Mixamo rig.
+/// One line per garment the scene left off ([`Scene::refused`]), with why; empty if none.
+pub fn refused_note(scene: &Scene) -> String {
+    scene
+        .refused
+        .iter()
+        .map(|(_, why)| format!("left off: {why}\n"))
+        .collect()
+}
+
 pub fn bones_note(scene: &Scene) -> Option<String> {
     use crate::garments::BoneSource;
     let plain = scene

@@ -338,6 +338,7 @@ fn scene_one(args: &SceneArgs, model: ClothModelKind) -> Result<(), CliError> {
     let sim = config.sim.clone();
     let t = std::time::Instant::now();
     let mut scene = Scene::new(rig, config).map_err(|e| CliError::new(e.to_string()))?;
+    eprint!("{}", super::bake::refused_note(&scene));
     if args.skinning == crate::skin::SkinMethod::Cor {
         scene.set_method(args.skinning);
     }

@@ -118,10 +118,20 @@ pub fn summary_rows(report: &Report) -> String {
                 g.name
             )),
             c.garments.iter().map(|g| g.hanging).sum::<usize>(),
-            if c.passed() { "pass" } else { "FAIL" },
+            verdict_cell(c),
         );
     }
     out
+}
+
+/// The verdict column: pass or FAIL, and the garments left off ([`ClipReport::refused`]).
+fn verdict_cell(c: &ClipReport) -> String {
+    let v = if c.passed() { "pass" } else { "FAIL" };
+    if c.refused.is_empty() {
+        return v.into();
+    }
+    let off: Vec<&str> = c.refused.iter().map(|r| r.garment.as_str()).collect();
+    format!("{v} ({} left off)", off.join(", "))
 }
 
 fn cm(m: f32) -> String {
@@ -177,6 +187,9 @@ pub fn clip_table(c: &ClipReport) -> String {
                 g.max_depth_bone.as_str()
             },
         );
+    }
+    for r in &c.refused {
+        s += &format!("  {:<9} | left off: {}\n", r.garment, r.reason);
     }
     for f in &c.failures {
         s += &format!("  FAIL: {f}\n");
@@ -310,6 +323,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .filter(|c| !c.passed())
         .map(|c| c.clip.as_str())
         .collect();
+    // Garments left off are said once, with why (the same for every clip of the rig).
+    if let Some(c) = report.clips.first() {
+        for r in &c.refused {
+            say(format!("left off: {}", r.reason));
+        }
+    }
     if failed.is_empty() {
         say(format!(
             "verdict: PASS ({} clips, {} skinning, spacing ×{})",

@@ -452,6 +452,7 @@ fn dress(
     let mut scene =
         Scene::new_with_progress(rig.clone(), config, &mut super::progress::cor_progress())
             .map_err(|e| CliError::new(format!("cannot dress the character: {e}")))?;
+    eprint!("{}", super::bake::refused_note(&scene));
     let mut soaked = 0;
     for (g, garment) in scene.garments.iter().enumerate() {
         if wet.contains(&garment.kind) {

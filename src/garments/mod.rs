@@ -80,6 +80,11 @@ pub enum GarmentError {
     Build(String, BuildError),
     #[error("{0}")]
     Mesh(String),
+    /// The garment cannot be worn by this body in its clips: a scene leaves it off and says
+    /// why ([`crate::scene::Scene::refused`]) rather than simulate cloth the body passes
+    /// through.
+    #[error("garment '{garment}' does not fit this character: {reason}")]
+    Unfit { garment: String, reason: String },
 }
 
 /// The garments of the library.
@@ -360,6 +365,37 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         )?,
         _ => body.bind(&pin_points)?,
     };
+    // A cape is tied where a long ponytail skinned to the head can swing through the
+    // shoulders: cloth held there is inside the hair whatever it does. Deeper than 1 cm (the
+    // depth `drape check` counts a frame at), it is refused, with where and how deep.
+    if spec.kind == GarmentKind::Cape {
+        if let Some(c) = body.head_through(&pins, 0.01 * body.scale) {
+            let others: Vec<&str> = c
+                .clips
+                .iter()
+                .map(String::as_str)
+                .filter(|n| *n != c.clip)
+                .collect();
+            let also = if others.is_empty() {
+                String::new()
+            } else {
+                format!("; also in {}", others.join(", "))
+            };
+            return Err(GarmentError::Unfit {
+                garment: name.into(),
+                reason: format!(
+                    "its mesh '{}' moves with the head and passes {:.0} mm deep through the \
+                     shoulders where the cape is tied ({} at {:.2} s{also}), so the cape's \
+                     collar would be caught inside it; leave the cape off, or skin that part \
+                     to the neck and spine too",
+                    c.part,
+                    1000.0 * c.depth,
+                    c.clip,
+                    c.time
+                ),
+            });
+        }
+    }
     Ok(BuiltGarment {
         kind: spec.kind,
         garment,
