@@ -284,9 +284,20 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
     let s = &viewer.settings;
     ui.horizontal_wrapped(|ui| {
         for (i, kind) in GarmentKind::ALL.into_iter().enumerate() {
-            check(ui, s.garments[i], kind.name(), out, move |on| {
-                Action::SetGarment(kind, on)
-            });
+            // A garment this body cannot wear in its clips is asked for but left off: say so
+            // on its box, and why when hovered.
+            match viewer.scene.refused.iter().find(|(k, _)| *k == kind) {
+                Some((_, why)) => {
+                    let mut v = s.garments[i];
+                    let label = format!("{} (left off)", kind.name());
+                    if ui.checkbox(&mut v, label).on_hover_text(why).changed() {
+                        out.push(Action::SetGarment(kind, v));
+                    }
+                }
+                None => check(ui, s.garments[i], kind.name(), out, move |on| {
+                    Action::SetGarment(kind, on)
+                }),
+            }
         }
     });
     // Any mesh of the character as cloth, pinned at its highest ring (issue 24).
