@@ -273,86 +273,112 @@ impl BodyAtRest<'_> {
             return None;
         }
         // The head's triangles, by their first vertex's strongest joint (as `drape check`
-        // names a triangle's part), over the vertices they use.
-        let mut verts: Vec<(usize, usize)> = Vec::new();
-        let mut index = std::collections::HashMap::new();
-        let mut tris: Vec<([u32; 3], usize)> = Vec::new();
+        // names a triangle's part). Those whose vertices all follow one joint alone (hair on
+        // the head, a rigid helmet) are tested in that joint's bind space, built once; the
+        // others (the neck's blend) are skinned in each pose. Winding numbers add over
+        // triangles, so a point's winding number against the whole is the sum over the groups,
+        // each taken in its own frame (a similarity keeps it), and its depth the least.
+        let mut rigid: Vec<(u16, Vec<[Vec3; 3]>, Vec<usize>)> = Vec::new();
+        let mut blended: Vec<([(usize, usize); 3], usize)> = Vec::new();
         for (mi, m) in self.rig.meshes.iter().enumerate() {
             if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
                 continue;
             }
+            let sole = |v: usize| {
+                let (j, w) = (m.joints[v], m.weights[v]);
+                let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                (w[k] > 0.999).then_some(j[k])
+            };
             for t in m.indices.chunks_exact(3) {
                 let (j, w) = (m.joints[t[0] as usize], m.weights[t[0] as usize]);
                 let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
                 if !head.get(j[k] as usize).copied().unwrap_or(false) {
                     continue;
                 }
-                let tri = t.iter().map(|&v| {
-                    *index.entry((mi, v as usize)).or_insert_with(|| {
-                        verts.push((mi, v as usize));
-                        (verts.len() - 1) as u32
-                    })
-                });
-                let tri: Vec<u32> = tri.collect();
-                tris.push(([tri[0], tri[1], tri[2]], mi));
+                let v = [t[0] as usize, t[1] as usize, t[2] as usize];
+                match v.map(sole) {
+                    [Some(a), Some(b), Some(c)] if a == b && b == c => {
+                        let g = match rigid.iter().position(|r| r.0 == a) {
+                            Some(g) => g,
+                            None => {
+                                rigid.push((a, Vec::new(), Vec::new()));
+                                rigid.len() - 1
+                            }
+                        };
+                        rigid[g].1.push(v.map(|v| m.positions[v]));
+                        rigid[g].2.push(mi);
+                    }
+                    _ => blended.push((v.map(|v| (mi, v)), mi)),
+                }
             }
         }
-        if tris.is_empty() {
+        if rigid.is_empty() && blended.is_empty() {
             return None;
         }
-        let (mut posed, mut at) = (Vec::new(), Vec::new());
+        let rigid: Vec<(usize, SkinQuery, Vec<usize>)> = rigid
+            .into_iter()
+            .map(|(j, tris, meshes)| (j as usize, SkinQuery::new(&tris), meshes))
+            .collect();
+        let mut at = Vec::new();
         let mut worst: Option<HeadClash> = None;
         let mut clips: Vec<usize> = Vec::new();
         self.for_each_clip_pose(hips, 30.0, |ci, t, wfb, _| {
-            posed.clear();
-            posed.extend(verts.iter().map(|&(mi, v)| {
+            let skinned = |&(mi, v): &(usize, usize)| {
                 let m = &self.rig.meshes[mi];
                 blend(wfb, m.joints[v], m.weights[v]).transform_point3(m.positions[v])
-            }));
-            // Only poses that bring a pin within the head's box need the exact test.
-            let (lo, hi) = posed.iter().fold(
-                (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-                |(lo, hi), &p| (lo.min(p), hi.max(p)),
-            );
-            pins.targets(wfb, &mut at);
-            if !at.iter().any(|&p| p.cmpge(lo).all() && p.cmple(hi).all()) {
-                return;
-            }
-            let triangles: Vec<[Vec3; 3]> = tris
+            };
+            let posed: Vec<[Vec3; 3]> = blended
                 .iter()
-                .map(|(t, _)| t.map(|v| posed[v as usize]))
+                .map(|(t, _)| t.map(|v| skinned(&v)))
                 .collect();
-            let q = SkinQuery::new(&triangles);
+            let loose = (!posed.is_empty()).then(|| SkinQuery::new(&posed));
+            pins.targets(wfb, &mut at);
             for &p in &at {
-                let r = q.query(p);
-                if !(r.is_inside() && r.depth > limit) {
+                // (winding number, distance to the nearest triangle, that triangle's mesh)
+                let mut w = 0.0;
+                let mut near = (f32::INFINITY, usize::MAX);
+                for (j, q, meshes) in &rigid {
+                    let Some(m) = wfb.get(*j) else { continue };
+                    let local = m.inverse().transform_point3(p);
+                    w += q.winding(local);
+                    let s = m.x_axis.truncate().length();
+                    if let Some((d, tri)) = q.nearest(local, f32::INFINITY) {
+                        if d * s < near.0 {
+                            near = (d * s, meshes[tri as usize]);
+                        }
+                    }
+                }
+                if let Some(q) = &loose {
+                    w += q.winding(p);
+                    if let Some((d, tri)) = q.nearest(p, f32::INFINITY) {
+                        if d < near.0 {
+                            near = (d, blended[tri as usize].1);
+                        }
+                    }
+                }
+                if !(w >= 0.5 && near.0 > limit) {
                     continue;
                 }
                 if !clips.contains(&ci) {
                     clips.push(ci);
                 }
-                if worst.as_ref().is_none_or(|w| r.depth > w.depth) {
-                    let part = q
-                        .nearest(p, f32::INFINITY)
-                        .map_or(String::new(), |(_, tri)| {
-                            self.rig.meshes[tris[tri as usize].1].name.clone()
-                        });
+                if worst.as_ref().is_none_or(|c| near.0 > c.depth) {
                     worst = Some(HeadClash {
-                        part,
+                        part: self.rig.meshes[near.1].name.clone(),
                         clip: self.rig.clips[ci].name.clone(),
                         time: t,
-                        depth: r.depth,
+                        depth: near.0,
                         clips: Vec::new(),
                     });
                 }
             }
         });
-        worst.map(|mut w| {
-            w.clips = clips
+        worst.map(|mut c| {
+            c.clips = clips
                 .iter()
-                .map(|&c| self.rig.clips[c].name.clone())
+                .map(|&k| self.rig.clips[k].name.clone())
                 .collect();
-            w
+            c
         })
     }
 }
