@@ -7,7 +7,8 @@ use super::bones::{weighted_nodes, BoneMap, BoneSource};
 use super::pins::blend;
 use super::sweep::LimbSweep;
 use super::GarmentError;
-use crate::body::{union_sdf, ProxyFrame};
+use crate::body::proxies::Hulls;
+use crate::body::ProxyFrame;
 use crate::math::{Mat4, Vec3};
 use crate::rig::Rig;
 
@@ -46,6 +47,11 @@ pub struct BodyAtRest<'a> {
     /// The visible skin at this pose ([`BodyAtRest::sdf`]), built on first use (`None`: no
     /// triangles, the proxies alone).
     pub(super) surface: std::cell::OnceCell<Option<crate::cloth::skin::SkinSurface>>,
+    /// The proxies as bounding-sphered hulls for [`BodyAtRest::sdf`], built on first use, and
+    /// the capsule that was nearest last (tried first: the layout asks about nearby points in
+    /// turn).
+    hulls: std::cell::OnceCell<Hulls>,
+    hint: std::cell::Cell<usize>,
 }
 
 impl<'a> BodyAtRest<'a> {
@@ -91,6 +97,8 @@ impl<'a> BodyAtRest<'a> {
             proxy_joints: &[],
             limbs: std::cell::OnceCell::new(),
             surface: std::cell::OnceCell::new(),
+            hulls: std::cell::OnceCell::new(),
+            hint: std::cell::Cell::new(0),
         };
         // glTF is Y up; the character's left from its hip joints, forward = left × up.
         if let (Ok(l), Ok(r)) = (b.joint("LeftUpLeg", "body"), b.joint("RightUpLeg", "body")) {
@@ -152,6 +160,8 @@ impl<'a> BodyAtRest<'a> {
             proxy_joints: self.proxy_joints,
             limbs: std::cell::OnceCell::new(),
             surface: std::cell::OnceCell::new(),
+            hulls: std::cell::OnceCell::new(),
+            hint: std::cell::Cell::new(0),
         }
     }
 
@@ -230,7 +240,19 @@ impl<'a> BodyAtRest<'a> {
     /// the corners of its box head that the spheres miss (12.4 % of its vertices > 3 mm inside
     /// in Idle, 21 cm deep), where the skin stage cannot reach it and pins cannot move.
     pub(super) fn sdf(&self, p: Vec3) -> f32 {
-        let d = union_sdf(p, self.proxies, self.capsules);
+        // The least over the capsules, as `union_sdf`, skipping those whose bounding sphere is
+        // farther than the best so far (the KayKit characters' scenes spent half their build
+        // here, over every prop's capsule for every probe of the layout).
+        let d = if self.capsules.is_empty() {
+            f32::INFINITY
+        } else {
+            let hulls = self.hulls.get_or_init(|| {
+                Hulls::new(&self.proxies.center, &self.proxies.radius, self.capsules)
+            });
+            let (d, _, i) = hulls.nearest(p, self.hint.get());
+            self.hint.set(i);
+            d
+        };
         match self.surface.get_or_init(|| self.build_surface()) {
             Some(s) => match s.closest(p.into(), 0.1 * self.scale) {
                 Some(h) => d.min(if h.inside { -h.distance } else { h.distance }),

@@ -115,14 +115,14 @@ pub fn union_sdf(p: Vec3, frame: &ProxyFrame, capsules: &[[u32; 2]]) -> f32 {
 
 /// Colliders unpacked for many distance queries, each with a bounding sphere so that most can be
 /// skipped: the signed distance to a hull is at least |x − mid| − bound.
-pub(super) struct Hulls {
+pub struct Hulls {
     ends: Vec<(Vec3, f32, Vec3, f32)>,
     mid: Vec<Vec3>,
     bound: Vec<f32>,
 }
 
 impl Hulls {
-    pub(super) fn new(center: &[Vec3], radius: &[f32], capsules: &[[u32; 2]]) -> Self {
+    pub fn new(center: &[Vec3], radius: &[f32], capsules: &[[u32; 2]]) -> Self {
         let mut ends = Vec::with_capacity(capsules.len());
         let mut mid = Vec::with_capacity(capsules.len());
         let mut bound = Vec::with_capacity(capsules.len());
@@ -138,7 +138,7 @@ impl Hulls {
 
     /// (signed distance, t, collider) of the collider with the smallest signed distance to `x`;
     /// `hint` is tried first (the answer for a nearby point tightens the bound at once).
-    pub(super) fn nearest(&self, x: Vec3, hint: usize) -> (f32, f32, usize) {
+    pub fn nearest(&self, x: Vec3, hint: usize) -> (f32, f32, usize) {
         let eval = |i: usize| {
             let (c1, r1, c2, r2) = self.ends[i];
             tapered_capsule_sdf_t(x, c1, r1, c2, r2)

@@ -66,6 +66,7 @@ mod slices;
 
 pub use capsule::{
     tapered_capsule_closest, tapered_capsule_sdf, tapered_capsule_sdf_t, union_sdf, CapsuleClosest,
+    Hulls,
 };
 pub use frame::{world_from_bind, ProxyFrame};
 pub use quality::{
