@@ -384,10 +384,10 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
             return Err(GarmentError::Unfit {
                 garment: name.into(),
                 reason: format!(
-                    "its mesh '{}' moves with the head and passes {:.0} mm deep through the \
-                     shoulders where the cape is tied ({} at {:.2} s{also}), so the cape's \
-                     collar would be caught inside it; leave the cape off, or skin that part \
-                     to the neck and spine too",
+                    "its mesh '{}' moves with the head and passes through the shoulders where \
+                     the cape is tied: the cape's collar would be {:.0} mm deep inside it ({} \
+                     at {:.2} s{also}). Leave the cape off, or skin that part to the neck and \
+                     spine too",
                     c.part,
                     1000.0 * c.depth,
                     c.clip,
