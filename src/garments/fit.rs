@@ -4,7 +4,7 @@
 //! out to a clearance, the leg length the hanging parts are sized by.
 
 use super::bones::{weighted_nodes, BoneMap, BoneSource};
-use super::pins::blend;
+use super::pins::{blend, strongest};
 use super::sweep::LimbSweep;
 use super::GarmentError;
 use crate::body::proxies::Hulls;
@@ -209,7 +209,7 @@ impl<'a> BodyAtRest<'a> {
             }
             for (v, p) in m.positions.iter().enumerate() {
                 let (j, w) = (m.joints[v], m.weights[v]);
-                let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                let k = strongest(w);
                 if skin.joints.get(j[k] as usize) == Some(&(node as u32)) {
                     out.push(blend(&self.world_from_bind, j, w).transform_point3(*p));
                 }

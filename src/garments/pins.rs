@@ -127,6 +127,11 @@ impl PinBinding {
 }
 
 /// Σ w_k M_k (LBS matrix blend); joints outside the palette count as identity.
+/// Which of a vertex's four influences weighs most (the first of equals).
+pub(super) fn strongest(w: [f32; 4]) -> usize {
+    (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b })
+}
+
 pub(super) fn blend(world_from_bind: &[Mat4], j: [u16; 4], w: [f32; 4]) -> Mat4 {
     let mut m = Mat4::ZERO;
     let mut total = 0.0;

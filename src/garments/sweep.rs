@@ -4,7 +4,7 @@
 //! way. Also which skin joints belong to the limbs.
 
 use super::fit::BodyAtRest;
-use super::pins::{blend, PinBinding};
+use super::pins::{blend, strongest, PinBinding};
 use crate::body::proxies::Hulls;
 use crate::body::ProxyFrame;
 use crate::math::{Mat4, Vec3};
@@ -109,7 +109,7 @@ impl BodyAtRest<'_> {
                 (0..m.positions.len())
                     .filter(move |&v| {
                         let (j, w) = (m.joints[v], m.weights[v]);
-                        let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                        let k = strongest(w);
                         arm.get(j[k] as usize).copied().unwrap_or(false)
                     })
                     .map(move |v| (mi, v))
@@ -310,19 +310,20 @@ impl BodyAtRest<'_> {
         // triangles, so a point's winding number against the whole is the sum over the groups,
         // each taken in its own frame (a similarity keeps it), and its depth the least.
         let mut rigid: Vec<(u16, Vec<[Vec3; 3]>, Vec<usize>)> = Vec::new();
-        let mut blended: Vec<([(usize, usize); 3], usize)> = Vec::new();
+        // (mesh, vertex) of each blended triangle's corners.
+        let mut blended: Vec<[(usize, usize); 3]> = Vec::new();
         for (mi, m) in self.rig.meshes.iter().enumerate() {
             if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
                 continue;
             }
             let sole = |v: usize| {
                 let (j, w) = (m.joints[v], m.weights[v]);
-                let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                let k = strongest(w);
                 (w[k] > 0.999).then_some(j[k])
             };
             for t in m.indices.chunks_exact(3) {
                 let (j, w) = (m.joints[t[0] as usize], m.weights[t[0] as usize]);
-                let k = (0..4).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                let k = strongest(w);
                 if !head.get(j[k] as usize).copied().unwrap_or(false) {
                     continue;
                 }
@@ -339,7 +340,7 @@ impl BodyAtRest<'_> {
                         rigid[g].1.push(v.map(|v| m.positions[v]));
                         rigid[g].2.push(mi);
                     }
-                    _ => blended.push((v.map(|v| (mi, v)), mi)),
+                    _ => blended.push(v.map(|v| (mi, v))),
                 }
             }
         }
@@ -358,21 +359,25 @@ impl BodyAtRest<'_> {
                 let m = &self.rig.meshes[mi];
                 blend(wfb, m.joints[v], m.weights[v]).transform_point3(m.positions[v])
             };
-            let posed: Vec<[Vec3; 3]> = blended
-                .iter()
-                .map(|(t, _)| t.map(|v| skinned(&v)))
-                .collect();
+            let posed: Vec<[Vec3; 3]> = blended.iter().map(|t| t.map(|v| skinned(&v))).collect();
             let loose = (!posed.is_empty()).then(|| SkinQuery::new(&posed));
+            // Each rigid group's bind space from this pose's world, and its scale.
+            let to_bind: Vec<Option<(Mat4, f32)>> = rigid
+                .iter()
+                .map(|(j, _, _)| {
+                    let m = wfb.get(*j)?;
+                    Some((m.inverse(), m.x_axis.truncate().length()))
+                })
+                .collect();
             pins.targets(wfb, &mut at);
             for &p in &at {
                 // (winding number, distance to the nearest triangle, that triangle's mesh)
                 let mut w = 0.0;
                 let mut near = (f32::INFINITY, usize::MAX);
-                for (j, q, meshes) in &rigid {
-                    let Some(m) = wfb.get(*j) else { continue };
-                    let local = m.inverse().transform_point3(p);
+                for ((_, q, meshes), to) in rigid.iter().zip(&to_bind) {
+                    let Some((inv, s)) = to else { continue };
+                    let local = inv.transform_point3(p);
                     w += q.winding(local);
-                    let s = m.x_axis.truncate().length();
                     if let Some((d, tri)) = q.nearest(local, f32::INFINITY) {
                         if d * s < near.0 {
                             near = (d * s, meshes[tri as usize]);
@@ -383,7 +388,7 @@ impl BodyAtRest<'_> {
                     w += q.winding(p);
                     if let Some((d, tri)) = q.nearest(p, f32::INFINITY) {
                         if d < near.0 {
-                            near = (d, blended[tri as usize].1);
+                            near = (d, blended[tri as usize][0].0);
                         }
                     }
                 }
