@@ -305,6 +305,7 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
         lines[2].ends_with(if passed { "| pass |" } else { "| FAIL |" }),
         "{stdout}"
     );
+    assert_eq!(v["model"], "mass_spring");
     let clip = &v["clips"][0];
     assert_eq!(clip["clip"], "jab_cross");
     assert_eq!(clip["loops"], true);
@@ -324,6 +325,25 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no clip named 'nope'"));
+}
+
+/// `--model xpbd` checks the real-time model: its rows and verdict say so, as the JSON does, and
+/// a model it does not know is refused before any simulation.
+#[test]
+fn the_check_runs_either_cloth_model() {
+    let args = "--clip stance --spacing 3 --quiet --summary --model xpbd";
+    let args: Vec<&std::ffi::OsStr> = args.split(' ').map(std::ffi::OsStr::new).collect();
+    let (success, stdout, stderr, v) = check_cli(&args, "xpbd");
+    assert_eq!(v["model"], "xpbd");
+    assert!(stdout.contains("| stance | lbs, xpbd |"), "{stdout}");
+    assert_eq!(success, v["passed"].as_bool().unwrap());
+    assert!(stderr.contains("xpbd model") || !success, "{stderr}");
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(["check", "--clip", "stance", "--model", "verlet"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown cloth model 'verlet'"));
 }
 
 /// A garment the body cannot wear is left off, and the check says so in its table, its summary

@@ -185,6 +185,8 @@ pub struct Refused {
 pub struct Report {
     pub rig: String,
     pub method: String,
+    /// The cloth model (`mass_spring` or `xpbd`).
+    pub model: String,
     /// Garment spacing factor (× each garment's default).
     pub spacing: f32,
     /// Unpinned garment vertices measured per frame.

@@ -29,6 +29,10 @@ pub struct Args {
     /// check, as in CI).
     #[arg(long, default_value_t = 1.0)]
     pub spacing: f32,
+    /// Cloth model: mass_spring (the default) or xpbd. The table's method column then reads
+    /// `lbs, xpbd`.
+    #[arg(long, default_value = "mass_spring")]
+    pub model: crate::cloth::ClothModelKind,
     /// Substeps per frame on which the cloth meets the skinned triangles (0: only the proxies;
     /// default: the scene's, 16, every substep).
     #[arg(long)]
@@ -89,7 +93,11 @@ pub fn summary_rows(report: &Report) -> String {
         out += &format!(
             "| {body} | {} | {} | {} | {} | {:.1} mm | {} | {} | {} | {} | {} | {} |\n",
             c.clip,
-            report.method,
+            if report.model == crate::cloth::ClothModelKind::MassSpring.name() {
+                report.method.clone()
+            } else {
+                format!("{}, {}", report.method, report.model)
+            },
             pct(c.deep_frames as f32 / c.frames.max(1) as f32),
             match worst {
                 // The garment named only when some of it was that deep.
@@ -242,6 +250,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .collect(),
         ..SceneConfig::default()
     };
+    config.sim.model = args.model;
     if let Some(k) = args.skin_contact {
         config.sim.skin_contact = crate::limits::SKIN_CONTACT
             .check_u32("--skin-contact", k)
@@ -290,6 +299,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let report = Report {
         rig: rig.source.clone(),
         method: method.name().to_string(),
+        model: args.model.name().to_string(),
         spacing: args.spacing,
         unpinned_vertices,
         body_triangles,
@@ -331,9 +341,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if failed.is_empty() {
         say(format!(
-            "verdict: PASS ({} clips, {} skinning, spacing ×{})",
+            "verdict: PASS ({} clips, {} skinning, {} model, spacing ×{})",
             report.clips.len(),
             report.method,
+            report.model,
             args.spacing
         ));
         Ok(())
