@@ -49,6 +49,7 @@ use rayon::prelude::*;
 
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
+use crate::cloth::skin::{SkinSurface, REGIONS};
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
 use crate::math::Vec3A;
@@ -75,11 +76,25 @@ pub struct SkinStats {
     pub secs: f64,
 }
 
-/// A particle's clearance record: at its last query it was at `x`, at least `clear` (m) beyond
-/// its thickness outside the skin (out of the query's reach counts as the reach), when the
-/// skin's travel ([`crate::cloth::skin::SkinSurface::travel`]) was `travel`. While its own move
-/// since plus the skin's travel since stay below `clear`, it cannot be in contact, and is not
-/// queried (conservative advancement, as the proxies' records in `stages/collide.rs`).
+/// A particle's clearance record: at its last query it was at `x`, and for each region of the
+/// skin ([`crate::cloth::skin::REGIONS`]) at least `base[r] − T_r` (m) beyond its thickness
+/// outside that region's triangles, `T_r` the region's travel then
+/// ([`crate::cloth::skin::SkinSurface::region_travel`]): the clearance found (out of the
+/// query's reach counts as the reach) or, where larger, the distance to the region's box. While
+/// its own move since stays below `base[r] − T_r` for every region with the region's travel at
+/// the time, it cannot be in contact, and is not queried (conservative advancement, as the
+/// proxies' records in `stages/collide.rs`).
+///
+/// One bound for the whole skin, its largest travel, expired every record in two or three
+/// substeps of a kick (the kicking foot moves up to 9 mm a substep), and 97 % of the queries
+/// were of particles whose own move had not used their room. With a bound per region, a
+/// particle on the back waits for the back's own motion: the ninja's roundhouse kick at the
+/// default resolution queries 9,016 particles a frame instead of 14,743 (XPBD; 9,691 instead
+/// of 15,219 with the mass-spring model). A particle that cannot be in contact is not pushed
+/// whether or not it is queried, so the pushes are the same, but for the two cases no record
+/// covers: cloth deeper than the query's reach, and a side that flips without the distance
+/// passing through zero (at an open edge such as a wrist, and in folds), which are now found
+/// at other substeps.
 ///
 /// It also keeps the contact plane of the pass's push, if the last pass that visited the particle
 /// pushed it (a particle pushed is visited again by the next pass, so the plane is the latest
@@ -89,34 +104,50 @@ pub struct SkinStats {
 #[derive(Clone, Copy, Debug)]
 pub struct Clearance {
     x: Vec3A,
-    clear: f32,
-    travel: f64,
+    base: [f64; REGIONS],
     normal: Vec3A,
     offset: f32,
+    /// The triangle the last query found (`u32::MAX`: none), where the next one starts
+    /// ([`SkinSurface::closest_near`]).
+    tri: u32,
 }
 
 impl Default for Clearance {
     fn default() -> Self {
         Clearance {
             x: Vec3A::ZERO,
-            clear: f32::NEG_INFINITY,
-            travel: 0.0,
+            base: [f64::NEG_INFINITY; REGIONS],
             normal: Vec3A::ZERO,
             offset: f32::NAN,
+            tri: u32::MAX,
         }
     }
 }
 
 impl Clearance {
-    /// A record of no contact: `x` was at least `clear` beyond its thickness off the skin when
-    /// its travel was `travel`.
-    fn clear_at(x: Vec3A, clear: f32, travel: f64) -> Self {
+    /// A record of no contact: `x` was at least `clear` beyond its thickness `th` off the skin
+    /// `surf` (prepared at the query's instant), and at least its distance to each region's box.
+    fn clear_at(x: Vec3A, clear: f32, th: f32, surf: &SkinSurface) -> Self {
+        let boxes = surf.region_distances(x);
+        let travel = surf.region_travel();
         Clearance {
             x,
-            clear,
-            travel,
+            base: std::array::from_fn(|r| (boxes[r] - th).max(clear) as f64 + travel[r]),
             ..Default::default()
         }
+    }
+
+    /// How far the particle, now at `x`, still is from contact at least (m; ≤ 0: query it).
+    #[inline]
+    fn room(&self, x: Vec3A, travel: &[f64; REGIONS]) -> f64 {
+        let mut room = f64::INFINITY;
+        for (b, t) in self.base.iter().zip(travel) {
+            let r = b - t;
+            if r < room {
+                room = r;
+            }
+        }
+        room - (x - self.x).length() as f64
     }
 
     /// The contact plane of this substep's push (see the type's docs), if any.
@@ -205,7 +236,7 @@ pub fn skin_contact(
     let step = params.skin_contact_step.max(1e-6);
     let inv_dt = 1.0 / dt;
     let inv_frame = 1.0 / params.frame_dt.max(1e-6);
-    let travel = ws.skin.travel();
+    let travel = ws.skin.region_travel();
     if ws.skin_clear.len() != state.x.len() {
         ws.skin_clear.clear();
         ws.skin_clear.resize(state.x.len(), Clearance::default());
@@ -227,16 +258,14 @@ pub fn skin_contact(
                 if inv_mass[i] <= 0.0 {
                     continue;
                 }
-                let r = rec[k];
-                let room = r.clear as f64 - (travel - r.travel) - (x[k] - r.x).length() as f64;
-                if room > 0.0 {
+                if rec[k].room(x[k], travel) > 0.0 {
                     continue;
                 }
                 n[0] += 1;
                 let th = thickness[i];
                 let reach = reach_in.max(th);
-                let Some(hit) = surf.closest(x[k], reach) else {
-                    rec[k] = Clearance::clear_at(x[k], reach - th, travel);
+                let Some(hit) = surf.closest_near(x[k], reach, rec[k].tri) else {
+                    rec[k] = Clearance::clear_at(x[k], reach - th, th, surf);
                     continue;
                 };
                 let signed = if hit.inside {
@@ -245,10 +274,14 @@ pub fn skin_contact(
                     hit.distance
                 };
                 if signed >= th {
-                    rec[k] = Clearance::clear_at(x[k], signed - th, travel);
+                    rec[k] = Clearance::clear_at(x[k], signed - th, th, surf);
+                    rec[k].tri = hit.triangle;
                     continue;
                 }
-                rec[k] = Clearance::default();
+                rec[k] = Clearance {
+                    tri: hit.triangle,
+                    ..Default::default()
+                };
                 let target = hit.point + hit.normal * th;
                 if hit.inside {
                     // A fold: the way out leads into the skin again.
