@@ -144,6 +144,9 @@ pub const FRICTION: Limit = Limit::new("friction coefficient μ", 0.0, 2.0, "");
 // The world and the clock.
 pub const SUBSTEPS: Limit =
     Limit::new("cloth substeps per frame", 1.0, 1000.0, "").slider(1.0, 64.0);
+/// `drape check --trials`: runs of each clip, the cloth's start nudged in all but the first.
+pub const CHECK_TRIALS: Limit = Limit::new("runs of each clip", 1.0, 16.0, "");
+
 pub const SKIN_CONTACT: Limit = Limit::new(
     "substeps per frame with cloth-against-skin contact (0: off)",
     0.0,

@@ -778,6 +778,34 @@ impl Scene {
         }
     }
 
+    /// Moves every free cloth particle by a fixed pseudo-random offset of at most `amplitude`
+    /// (m) per axis, drawn from `seed`, position and previous position alike (no velocity):
+    /// a start no one could tell apart, to see how much of a result is the chaos of cloth
+    /// (`drape check --trials`). Seed 0 moves nothing.
+    pub fn perturb_cloth(&mut self, seed: u32, amplitude: f32) {
+        if seed == 0 {
+            return;
+        }
+        // SplitMix-style hash of (seed, particle, axis) to [-1, 1).
+        let unit = |i: usize, axis: u64| {
+            let mut z = (seed as u64) << 40 ^ (i as u64) << 2 ^ axis;
+            z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        };
+        let st = &mut self.state;
+        for i in 0..st.x.len() {
+            if st.inv_mass[i] <= 0.0 {
+                continue;
+            }
+            let d = crate::math::Vec3A::new(unit(i, 0), unit(i, 1), unit(i, 2)) * amplitude;
+            st.x[i] += d;
+            st.x_prev[i] += d;
+        }
+    }
+
     /// Seconds of the start-up (settle + blend) before the clip plays.
     pub fn startup_seconds(&self) -> f32 {
         self.config.settle.max(0.0) + self.config.blend.max(0.0)

@@ -454,3 +454,79 @@ fn a_looping_clip_is_also_held_after_its_second_pass() {
     // A cape on a character standing in its T-pose is back in its drape.
     assert!(rms < 0.02 && max < 0.06, "{g:?}");
 }
+
+/// `drape check --trials`: the cloth of every trial but the first starts moved by at most a
+/// micrometre, pins not at all; a clip's trials are its rows' worst and pass only together,
+/// and a count of trials out of range is refused before any simulation.
+#[test]
+fn trials_nudge_the_cloth_and_a_clip_passes_only_if_every_trial_does() {
+    let rig = drape::ninja::build().unwrap().rig;
+    let cfg = drape::scene::SceneConfig {
+        clip: Some("stance".into()),
+        garments: vec![drape::garments::GarmentSpec::coarse(
+            drape::garments::GarmentKind::Cape,
+            3.0,
+        )],
+        ..Default::default()
+    };
+    let built = drape::scene::Scene::new(rig.clone(), cfg.clone()).unwrap();
+    for seed in [0u32, 1, 2] {
+        let mut s = drape::scene::Scene::new(rig.clone(), cfg.clone()).unwrap();
+        s.perturb_cloth(seed, drape::check::TRIAL_NUDGE);
+        let (mut moved, mut most) = (0, 0.0f32);
+        for i in 0..s.state.x.len() {
+            let d = s.state.x[i] - built.state.x[i];
+            assert_eq!(s.state.x_prev[i] - built.state.x_prev[i], d, "no velocity");
+            if s.state.inv_mass[i] <= 0.0 {
+                assert_eq!(d.length(), 0.0, "pin {i} moved");
+            } else if d.length() > 0.0 {
+                moved += 1;
+            }
+            most = most.max(d.abs().max_element());
+        }
+        // f32 rounding of positions near 1 m adds up to 6e-8.
+        assert!(most <= drape::check::TRIAL_NUDGE + 1e-7, "{most}");
+        if seed == 0 {
+            assert_eq!(moved, 0);
+        } else {
+            assert!(moved > s.state.x.len() / 2, "seed {seed}: {moved} moved");
+        }
+    }
+
+    let args = "--clip stance --spacing 3 --quiet --summary --trials 2";
+    let args: Vec<&std::ffi::OsStr> = args.split(' ').map(std::ffi::OsStr::new).collect();
+    let (success, stdout, stderr, v) = check_cli(&args, "trials");
+    assert_eq!(v["trials"], 2);
+    let clips = v["clips"].as_array().unwrap();
+    assert_eq!(clips.len(), 2);
+    assert_eq!(
+        (clips[0]["trial"].as_u64(), clips[1]["trial"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert!(clips.iter().all(|c| c["clip"] == "stance"));
+    let all_pass = clips
+        .iter()
+        .all(|c| c["failures"].as_array().unwrap().is_empty());
+    assert_eq!(success, all_pass, "{stderr}");
+    assert_eq!(v["passed"].as_bool().unwrap(), all_pass);
+    // One row for the clip, whose verdict is every trial's.
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stderr.contains("clip stance, trial 1 (start moved"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(if all_pass {
+            "verdict: PASS (1 clips × 2 trials"
+        } else {
+            "verdict: FAIL (1 of 1 clips × 2 trials"
+        }),
+        "{stderr}"
+    );
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(["check", "--clip", "stance", "--trials", "0"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--trials"));
+}

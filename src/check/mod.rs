@@ -147,6 +147,9 @@ pub struct GarmentReport {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClipReport {
     pub clip: String,
+    /// 0 for the run as built; `k` ≥ 1 for the run whose cloth started moved by at most
+    /// [`TRIAL_NUDGE`] (seed `k`, [`check_clip_trial`]).
+    pub trial: u32,
     pub duration: f32,
     /// Frames measured (the clip's simulated frames, one pass).
     pub frames: usize,
@@ -187,6 +190,8 @@ pub struct Report {
     pub method: String,
     /// The cloth model (`mass_spring` or `xpbd`).
     pub model: String,
+    /// Runs of each clip (`ClipReport::trial` 0 … trials − 1, in that order in `clips`).
+    pub trials: u32,
     /// Garment spacing factor (× each garment's default).
     pub spacing: f32,
     /// Unpinned garment vertices measured per frame.
@@ -349,6 +354,29 @@ pub fn check_clip(
     th: &Thresholds,
     progress: &mut dyn FnMut(u32, u32),
 ) -> Result<ClipReport, SceneError> {
+    check_clip_trial(rig, clip, config, th, 0, progress)
+}
+
+/// How far, at most, a trial's cloth starts from where it is built, m per axis: a micrometre,
+/// a difference no garment could show and no user could make on purpose.
+pub const TRIAL_NUDGE: f32 = 1e-6;
+
+/// [`check_clip`] with the cloth's start moved by at most [`TRIAL_NUDGE`], the offsets drawn
+/// from `trial` (0: not moved, the same as [`check_clip`]).
+///
+/// Cloth swinging round a body is chaotic: a difference of a micrometre, or of one rounding of
+/// gravity, grows over a kick into a different fold. Which garments end within 6 cm of their
+/// drape after a side kick, say, then varies from run to run of equal merit: with gravity one
+/// ulp larger, 4 more of issue 19's 62 clips passed. A verdict over several trials says which
+/// clips pass whatever the noise.
+pub fn check_clip_trial(
+    rig: &Rig,
+    clip: usize,
+    config: &SceneConfig,
+    th: &Thresholds,
+    trial: u32,
+    progress: &mut dyn FnMut(u32, u32),
+) -> Result<ClipReport, SceneError> {
     let started = std::time::Instant::now();
     let clip_name = rig
         .clips
@@ -360,6 +388,7 @@ pub fn check_clip(
         ..config.clone()
     };
     let mut scene = Scene::new(rig.clone(), config)?;
+    scene.perturb_cloth(trial, TRIAL_NUDGE);
     let duration = rig.clips[clip].duration();
     let loops = clip_loops(rig, clip, scene.config.root_motion, th.loop_tolerance);
     if !loops {
@@ -620,6 +649,7 @@ pub fn check_clip(
     }
     Ok(ClipReport {
         clip: clip_name,
+        trial,
         duration,
         frames,
         deep_frames,

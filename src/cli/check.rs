@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use super::CliError;
-use crate::check::{check_clip, ClipReport, Report, ReturnKind, Thresholds};
+use crate::check::{check_clip_trial, ClipReport, Report, ReturnKind, Thresholds};
 use crate::garments::{GarmentKind, GarmentSpec, HakamaStyle};
 use crate::scene::{load_rig_named, SceneConfig};
 use crate::skin::SkinMethod;
@@ -61,6 +61,12 @@ pub struct Args {
     /// With --summary: print the table's header first.
     #[arg(long, requires = "summary")]
     pub summary_header: bool,
+    /// Runs of each clip (1..=16): the first as built, each other with the cloth's start moved
+    /// by at most a micrometre. Swinging cloth is chaotic, and whether a garment ends within
+    /// 6 cm of its drape can change with such a nudge; a clip passes only if every trial does,
+    /// and the summary row gives the worst of its trials.
+    #[arg(long, default_value_t = 1)]
+    pub trials: u32,
 }
 
 /// The header of [`summary_rows`]' table.
@@ -69,26 +75,44 @@ pub const SUMMARY_HEADER: &str = "| body | clip | method | frames > 1 cm inside 
 /// One Markdown row per clip of `report` (columns of [`SUMMARY_HEADER`]): the share of frames
 /// with a garment vertex more than 1 cm inside, the largest share of a garment's vertices more
 /// than 3 mm inside (and which garment), the deepest vertex, the hakama's lift and return to
-/// its drape, the worst return of any garment, the worst after the last pose held (looping clips;
-/// `-` otherwise), the vertices hanging from the arms, the verdict.
+/// its drape, the worst return of any garment (the farthest past the return's limits, RMS or
+/// max), the worst after the last pose held (looping clips; `-` otherwise), the vertices hanging
+/// from the arms, the verdict. With several trials of a clip, each column is the worst of them.
 pub fn summary_rows(report: &Report) -> String {
     let body = std::path::Path::new(&report.rig)
         .file_stem()
         .map_or(report.rig.clone(), |s| s.to_string_lossy().into_owned());
     let mut out = String::new();
-    for c in &report.clips {
+    for trials in report.clips.chunk_by(|a, b| a.clip == b.clip) {
+        let c = &trials[0];
+        // Each column the worst of the clip's trials.
+        let all = || trials.iter().flat_map(|t| &t.garments);
         let by = |f: &dyn Fn(&crate::check::GarmentReport) -> f32| {
-            c.garments.iter().max_by(|a, b| f(a).total_cmp(&f(b)))
+            all().max_by(|a, b| f(a).total_cmp(&f(b)))
         };
         let worst = by(&|g| g.worst_share);
-        let ret = by(&|g| g.return_max);
-        let held = by(&|g| g.held_max.unwrap_or(-1.0)).filter(|g| g.held_max.is_some());
-        let hakama = c.garments.iter().find(|g| g.kind == "hakama");
-        let deepest = c
-            .garments
+        // The garment farthest past its limits (RMS or max), the one a failure names.
+        let th = &report.thresholds;
+        let over = |rms: f32, max: f32| (rms / th.return_rms).max(max / th.return_max);
+        let ret = by(&|g| over(g.return_rms, g.return_max));
+        let held = by(&|g| match (g.held_rms, g.held_max) {
+            (Some(r), Some(m)) => over(r, m),
+            _ => -1.0,
+        })
+        .filter(|g| g.held_max.is_some());
+        let hakamas = || all().filter(|g| g.kind == "hakama");
+        let lift = hakamas().map(|g| g.lift).reduce(f32::max);
+        let hakama = hakamas().max_by(|a, b| a.return_rms.total_cmp(&b.return_rms));
+        let deepest = all().map(|g| g.max_depth).fold(0.0f32, f32::max);
+        let deep_share = trials
             .iter()
-            .map(|g| g.max_depth)
+            .map(|t| t.deep_frames as f32 / t.frames.max(1) as f32)
             .fold(0.0f32, f32::max);
+        let hanging = trials
+            .iter()
+            .map(|t| t.garments.iter().map(|g| g.hanging).sum::<usize>())
+            .max()
+            .unwrap_or(0);
         let pct = |x: f32| format!("{:.0} %", 100.0 * x);
         out += &format!(
             "| {body} | {} | {} | {} | {} | {:.1} mm | {} | {} | {} | {} | {} | {} |\n",
@@ -98,7 +122,7 @@ pub fn summary_rows(report: &Report) -> String {
             } else {
                 format!("{}, {}", report.method, report.model)
             },
-            pct(c.deep_frames as f32 / c.frames.max(1) as f32),
+            pct(deep_share),
             match worst {
                 // The garment named only when some of it was that deep.
                 Some(g) if g.worst_share > 0.0 => {
@@ -107,7 +131,7 @@ pub fn summary_rows(report: &Report) -> String {
                 _ => "0.00 %".into(),
             },
             1000.0 * deepest,
-            hakama.map_or("-".into(), |g| format!("{} cm", cm(g.lift))),
+            lift.map_or("-".into(), |l| format!("{} cm", cm(l))),
             hakama.map_or("-".into(), |g| format!(
                 "{} / {} cm",
                 cm(g.return_rms),
@@ -125,21 +149,39 @@ pub fn summary_rows(report: &Report) -> String {
                 cm(g.held_max.unwrap_or(0.0)),
                 g.name
             )),
-            c.garments.iter().map(|g| g.hanging).sum::<usize>(),
-            verdict_cell(c),
+            hanging,
+            verdict_cell(trials),
         );
     }
     out
 }
 
-/// The verdict column: pass or FAIL, and the garments left off ([`ClipReport::refused`]).
-fn verdict_cell(c: &ClipReport) -> String {
-    let v = if c.passed() { "pass" } else { "FAIL" };
-    if c.refused.is_empty() {
-        return v.into();
+/// The verdict column of a clip's trials: pass (every trial passes) or FAIL, how many trials
+/// passed when some did, and the garments left off ([`ClipReport::refused`]).
+fn verdict_cell(trials: &[ClipReport]) -> String {
+    let passed = trials.iter().filter(|t| t.passed()).count();
+    let mut notes = Vec::new();
+    if passed > 0 && passed < trials.len() {
+        notes.push(format!("{passed} of {} trials pass", trials.len()));
     }
-    let off: Vec<&str> = c.refused.iter().map(|r| r.garment.as_str()).collect();
-    format!("{v} ({} left off)", off.join(", "))
+    let off: Vec<&str> = trials[0]
+        .refused
+        .iter()
+        .map(|r| r.garment.as_str())
+        .collect();
+    if !off.is_empty() {
+        notes.push(format!("{} left off", off.join(", ")));
+    }
+    let v = if passed == trials.len() {
+        "pass"
+    } else {
+        "FAIL"
+    };
+    if notes.is_empty() {
+        v.into()
+    } else {
+        format!("{v} ({})", notes.join("; "))
+    }
 }
 
 fn cm(m: f32) -> String {
@@ -150,8 +192,13 @@ fn cm(m: f32) -> String {
 pub fn clip_table(c: &ClipReport) -> String {
     let mut s = String::new();
     s += &format!(
-        "clip {} ({:.2} s, {} frames from {:.3} s, {}): {} of {} frames with a vertex > 1 cm inside — {}\n",
+        "clip {}{} ({:.2} s, {} frames from {:.3} s, {}): {} of {} frames with a vertex > 1 cm inside — {}\n",
         c.clip,
+        if c.trial > 0 {
+            format!(", trial {} (start moved ≤ 1 µm)", c.trial)
+        } else {
+            String::new()
+        },
         c.duration,
         c.frames,
         c.first_frame_time,
@@ -210,6 +257,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     crate::limits::SPACING_SCALE
         .check_f32("--spacing", args.spacing)
         .map_err(CliError::new)?;
+    let trials = crate::limits::CHECK_TRIALS
+        .check_u32("--trials", args.trials)
+        .map_err(CliError::new)?;
     // Refuse before simulating, not after minutes of work.
     if let Some(path) = &args.json {
         super::refuse_existing(path, args.force)?;
@@ -265,34 +315,40 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut reports = Vec::new();
     let mut unpinned_vertices = 0;
     for &c in &clips {
-        if !args.quiet {
-            eprintln!("checking {} …", rig.clips[c].name);
-        }
-        let mut bar =
-            super::progress::Progress::new(format!("checking {}", rig.clips[c].name), 0, "frames");
-        let r = check_clip(&rig, c, &config, &th, &mut |done, total| {
-            if args.quiet {
-                return;
+        for trial in 0..trials {
+            let name = if trials > 1 {
+                format!("{} (trial {} of {trials})", rig.clips[c].name, trial + 1)
+            } else {
+                rig.clips[c].name.clone()
+            };
+            if !args.quiet {
+                eprintln!("checking {name} …");
             }
-            if done == 1 {
-                bar = super::progress::Progress::new(
-                    format!("checking {}", rig.clips[c].name),
-                    total as u64,
-                    "frames",
-                );
+            let mut bar = super::progress::Progress::new(format!("checking {name}"), 0, "frames");
+            let r = check_clip_trial(&rig, c, &config, &th, trial, &mut |done, total| {
+                if args.quiet {
+                    return;
+                }
+                if done == 1 {
+                    bar = super::progress::Progress::new(
+                        format!("checking {name}"),
+                        total as u64,
+                        "frames",
+                    );
+                }
+                bar.set(done as u64);
+            })
+            .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig)))?;
+            drop(bar);
+            unpinned_vertices = r.garments.iter().map(|g| g.vertices).sum::<usize>();
+            if args.summary {
+                eprint!("{}", clip_table(&r));
+            } else {
+                print!("{}", clip_table(&r));
+                let _ = std::io::stdout().flush();
             }
-            bar.set(done as u64);
-        })
-        .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig)))?;
-        drop(bar);
-        unpinned_vertices = r.garments.iter().map(|g| g.vertices).sum::<usize>();
-        if args.summary {
-            eprint!("{}", clip_table(&r));
-        } else {
-            print!("{}", clip_table(&r));
-            let _ = std::io::stdout().flush();
+            reports.push(r);
         }
-        reports.push(r);
     }
     let body_triangles = rig.meshes.iter().map(|m| m.triangle_count()).sum();
     let passed = reports.iter().all(|r| r.passed());
@@ -300,6 +356,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         rig: rig.source.clone(),
         method: method.name().to_string(),
         model: args.model.name().to_string(),
+        trials,
         spacing: args.spacing,
         unpinned_vertices,
         body_triangles,
@@ -327,12 +384,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
             println!("{line}");
         }
     };
+    // A clip fails if any of its trials does.
     let failed: Vec<&str> = report
         .clips
-        .iter()
-        .filter(|c| !c.passed())
-        .map(|c| c.clip.as_str())
+        .chunk_by(|a, b| a.clip == b.clip)
+        .filter(|t| t.iter().any(|c| !c.passed()))
+        .map(|t| t[0].clip.as_str())
         .collect();
+    let n_clips = clips.len();
+    let of_trials = if trials > 1 {
+        format!(" × {trials} trials")
+    } else {
+        String::new()
+    };
     // Garments left off are said once, with why (the same for every clip of the rig).
     if let Some(c) = report.clips.first() {
         for r in &c.refused {
@@ -341,24 +405,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if failed.is_empty() {
         say(format!(
-            "verdict: PASS ({} clips, {} skinning, {} model, spacing ×{})",
-            report.clips.len(),
-            report.method,
-            report.model,
-            args.spacing
+            "verdict: PASS ({n_clips} clips{of_trials}, {} skinning, {} model, spacing ×{})",
+            report.method, report.model, args.spacing
         ));
         Ok(())
     } else {
         say(format!(
-            "verdict: FAIL ({} of {} clips: {})",
+            "verdict: FAIL ({} of {n_clips} clips{of_trials}: {})",
             failed.len(),
-            report.clips.len(),
             failed.join(", ")
         ));
         Err(CliError::new(format!(
-            "check failed on {} of {} clips",
+            "check failed on {} of {n_clips} clips",
             failed.len(),
-            report.clips.len()
         )))
     }
 }
