@@ -278,6 +278,7 @@ pub const GARMENT_KEYS: &[(&str, Accepts)] = &[
     ("thickness", Accepts::Number(&THICKNESS)),
     ("friction", Accepts::Number(&FRICTION)),
     ("style", Accepts::Word(hakama_style)),
+    ("wear_unfit", Accepts::Bool),
 ];
 
 /// Checks a parsed scene file against [`SCENE_KEYS`]: every key known, every value of the

@@ -283,6 +283,9 @@ pub struct Scene {
     /// ([`crate::garments::GarmentError::Unfit`]), with the reason; the configuration's
     /// `garments` list keeps only those built.
     pub refused: Vec<(GarmentKind, String)>,
+    /// Garments worn although this body cannot wear them (`GarmentSpec::wear_unfit`), with
+    /// the reason they would have been left off.
+    pub worn_unfit: Vec<(GarmentKind, String)>,
     /// The body scale the garments were laid out at ([`BodyAtRest::scale`]).
     pub body_scale: f32,
     pose: Pose,
@@ -500,6 +503,10 @@ impl Scene {
             !refused.iter().any(|r| r.0 == g - 1)
         });
         let refused = refused.into_iter().map(|(_, k, why)| (k, why)).collect();
+        let worn_unfit = built
+            .iter()
+            .filter_map(|b| b.unfit.clone().map(|why| (b.kind, why)))
+            .collect();
         drop(body_rig);
         let mut pins = PinBinding::default();
         let mut garments = Vec::new();
@@ -605,6 +612,7 @@ impl Scene {
             body_scale: bones.1,
             config,
             refused,
+            worn_unfit,
         };
         if scene.phase == Phase::Play {
             scene.player.resume();
@@ -913,6 +921,8 @@ impl Scene {
 /// kind = "cape"            # cape | hakama | sash | headband
 /// spacing = 0.02           # m, optional
 /// length = 1.0             # optional
+/// wear_unfit = true        # optional: worn even where the body cannot wear it (default:
+///                          # left off, saying why)
 ///
 /// [[garment]]
 /// kind = "hakama"
@@ -988,6 +998,8 @@ pub struct GarmentEntry {
     pub friction: Option<f32>,
     /// A hakama's cut: `half_skirts` (default) or `divided` ([`crate::garments::HakamaStyle`]).
     pub style: Option<String>,
+    /// Wear it even where the body cannot (`GarmentSpec::wear_unfit`).
+    pub wear_unfit: Option<bool>,
 }
 
 impl SceneFile {
@@ -1134,6 +1146,7 @@ impl SceneFile {
                     }
                     s.style = st.parse().map_err(|e| format!("{}: {e}", key("style")))?;
                 }
+                s.wear_unfit = g.wear_unfit.unwrap_or(false);
                 c.garments.push(s);
             }
         }

@@ -346,8 +346,9 @@ fn the_check_runs_either_cloth_model() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown cloth model 'verlet'"));
 }
 
-/// A garment the body cannot wear is left off, and the check says so in its table, its summary
-/// row, its verdict and the JSON, and judges the garments that were built: the long-haired
+/// A garment the body cannot wear is left off (unless asked to wear it anyway), and the check
+/// says so in its table, its summary row, its verdict and the JSON, and judges the garments that
+/// were built: the long-haired
 /// corpus body's ponytail swings through the shoulders where a cape is tied.
 #[test]
 fn the_check_names_a_garment_left_off() {
@@ -375,6 +376,17 @@ fn the_check_names_a_garment_left_off() {
         .map(|g| g["kind"].as_str().unwrap())
         .collect();
     assert_eq!(garments, ["hakama", "sash", "headband"]);
+    // Asked to wear it anyway, the check measures the cape too and says why it does not fit.
+    args.push("--wear-unfit".as_ref());
+    let (_, _, stderr, v) = check_cli(&args, "wear-unfit");
+    assert!(
+        stderr.contains("  cape      | worn though it does not fit: garment 'cape'"),
+        "{stderr}"
+    );
+    let clip = &v["clips"][0];
+    assert_eq!(clip["refused"].as_array().unwrap().len(), 0);
+    assert_eq!(clip["worn_unfit"][0]["garment"], "cape");
+    assert_eq!(clip["garments"][0]["kind"], "cape");
 }
 
 /// `check_clip` on clip `c` of `rig` with a coarse cape and a short start-up; the report and the

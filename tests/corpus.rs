@@ -626,8 +626,8 @@ fn the_jump_flies_as_a_thrown_body_does() {
 /// The long-haired body's ponytail is skinned to the head alone and swings through its
 /// shoulders in the side kick, the spinning kick and the hit reaction (up to 4 cm deep): a cape
 /// tied there would hold cloth inside the hair whatever the cloth does. The scene leaves the
-/// cape off, names the hair and the clip, and dresses the rest; without those clips, or on the
-/// other bodies, the cape is worn.
+/// cape off, names the hair and the clip, and dresses the rest, unless asked to wear it anyway;
+/// without those clips, or on the other bodies, the cape is worn.
 #[test]
 fn a_cape_the_hair_swings_through_is_left_off_with_the_reason() {
     use drape::garments::GarmentKind;
@@ -673,6 +673,15 @@ fn a_cape_the_hair_swings_through_is_left_off_with_the_reason() {
         ] {
             assert!(why.contains(word), "'{word}' missing from: {why}");
         }
+        // Asked to wear it anyway, the scene does, and keeps the reason.
+        let mut cfg = SceneConfig::default();
+        for g in &mut cfg.garments {
+            g.wear_unfit = true;
+        }
+        let worn = Scene::new(rig.clone(), cfg).unwrap();
+        assert!(worn.refused.is_empty(), "{:?}", worn.refused);
+        assert_eq!(kinds(&worn)[0], GarmentKind::Cape);
+        assert_eq!(worn.worn_unfit, [(GarmentKind::Cape, why.clone())]);
         // Without the clips whose head turns swing the hair through the shoulders, it fits.
         let mut calm = rig;
         calm.clips

@@ -183,10 +183,11 @@ fn each_key_reaches_the_configuration() {
          k_structural = 123\nk_shear = 45\nk_bend = 6\narea_density = 0.3\ndamping = 0.4\n\
          thickness = 0.004\nfriction = 0.7\n\
          [[garment]]\nmesh = { file = \"coat.glb\", node = \"Coat\" }\npin = { within = 0.02 }\n\
-         max_distance = 0.05\n[[garment]]\nkind = \"hakama\"\nstyle = \"divided\"\n",
+         max_distance = 0.05\n[[garment]]\nkind = \"hakama\"\nstyle = \"divided\"\nwear_unfit = true\n",
     )
     .unwrap();
     assert_eq!(c.garments[2].style, drape::garments::HakamaStyle::Divided);
+    assert!(c.garments[2].wear_unfit && !c.garments[0].wear_unfit);
     let m = c.garments[1].mesh.as_ref().expect("a mesh garment");
     assert_eq!(m.max_distance, 0.05);
     assert_eq!(m.pin, drape::garments::mesh::PinRule::Within(0.02));
@@ -221,7 +222,7 @@ fn each_key_reaches_the_configuration() {
     let text =
         "rig clip skinning substeps self_collision skin_contact model settle blend fps root_motion bones \
                 garment kind spacing clearance length k_structural k_shear k_bend area_density \
-                damping thickness friction mesh pin max_distance style";
+                damping thickness friction mesh pin max_distance style wear_unfit";
     for (_, key, _) in every_key() {
         if key != "clips" {
             assert!(text.split(' ').any(|k| k == key), "{key} is not tested");

@@ -286,12 +286,27 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
         for (i, kind) in GarmentKind::ALL.into_iter().enumerate() {
             // A garment this body cannot wear in its clips is asked for but left off: say so
             // on its box, and why when hovered.
-            match viewer.scene.refused.iter().find(|(k, _)| *k == kind) {
+            // Its "wear anyway" box puts it on all the same; a garment so worn says so too.
+            let refused = viewer.scene.refused.iter().find(|(k, _)| *k == kind);
+            let worn = viewer.scene.worn_unfit.iter().find(|(k, _)| *k == kind);
+            match refused.or(worn) {
                 Some((_, why)) => {
                     let mut v = s.garments[i];
-                    let label = format!("{} (left off)", kind.name());
+                    let label = if refused.is_some() {
+                        format!("{} (left off)", kind.name())
+                    } else {
+                        format!("{} (does not fit)", kind.name())
+                    };
                     if ui.checkbox(&mut v, label).on_hover_text(why).changed() {
                         out.push(Action::SetGarment(kind, v));
+                    }
+                    let mut anyway = s.wear_unfit[i];
+                    if ui
+                        .checkbox(&mut anyway, "wear anyway")
+                        .on_hover_text(why)
+                        .changed()
+                    {
+                        out.push(Action::WearUnfit(kind, anyway));
                     }
                 }
                 None => check(ui, s.garments[i], kind.name(), out, move |on| {

@@ -47,6 +47,8 @@ pub enum Action {
     LoadNinja,
     // Garments and the world.
     SetGarment(GarmentKind, bool),
+    /// Wear a garment even where the body cannot (`GarmentSpec::wear_unfit`).
+    WearUnfit(GarmentKind, bool),
     /// Simulates the character's mesh of that (full) name as cloth pinned at its top, or stops.
     SimulateAsCloth(String, bool),
     SetFabricPreset(FabricPreset),
@@ -136,7 +138,7 @@ fn number(v: &str) -> Result<f32, String> {
 impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
-    /// root_motion, load, garment.KIND, fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
+    /// root_motion, load, garment.KIND, wear_unfit.KIND (wear a garment the body cannot), fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
     /// model, hakama (half_skirts|divided), cloth.MESH (simulate the character's mesh MESH as cloth), self_collision, skin_contact, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
@@ -217,6 +219,9 @@ impl Action {
             k => {
                 if let Some(name) = k.strip_prefix("cloth.") {
                     Action::SimulateAsCloth(name.to_string(), on_off(need()?)?)
+                } else if let Some(kind) = k.strip_prefix("wear_unfit.") {
+                    let kind: GarmentKind = kind.parse().map_err(|e| format!("{e}"))?;
+                    Action::WearUnfit(kind, on_off(need()?)?)
                 } else if let Some(kind) = k.strip_prefix("garment.") {
                     let kind: GarmentKind = kind.parse().map_err(|e| format!("{e}"))?;
                     Action::SetGarment(kind, on_off(need()?)?)
@@ -461,6 +466,10 @@ impl Viewer {
                 s.garments[garment_index(kind)] = on;
                 self.rebuild_pending = true;
             }
+            Action::WearUnfit(kind, on) => {
+                s.wear_unfit[garment_index(kind)] = on;
+                self.rebuild_pending = true;
+            }
             Action::SimulateAsCloth(name, on) => {
                 s.cloth_meshes.retain(|n| *n != name);
                 if on {
@@ -689,9 +698,11 @@ impl Viewer {
         // Meshes simulated as cloth belong to the character being replaced.
         let mut fresh = self.settings.clone();
         fresh.cloth_meshes.clear();
+        fresh.wear_unfit = [false; 4];
         match build_scene(&rig, &fresh, &mut msgs) {
             Ok(scene) => {
                 self.settings.cloth_meshes.clear();
+                self.settings.wear_unfit = [false; 4];
                 self.scene = scene;
                 self.base_rig = rig;
                 self.character = name.clone();
@@ -910,6 +921,7 @@ pub fn scene_config(
             if has_bones(&rig.skeleton, kind) {
                 let mut spec = GarmentSpec::coarse(kind, s.spacing_scale);
                 spec.fabric = s.fabrics[garment_index(kind)].clone();
+                spec.wear_unfit = s.wear_unfit[garment_index(kind)];
                 if kind == GarmentKind::Hakama {
                     spec.style = s.hakama_style;
                 }
@@ -960,6 +972,12 @@ fn build_scene(
     // Garments this body cannot wear in its clips: left off, and the panel says why.
     for (_, why) in &scene.refused {
         messages.push((Level::Warning, format!("left off: {why}")));
+    }
+    for (_, why) in &scene.worn_unfit {
+        messages.push((
+            Level::Warning,
+            format!("worn though it does not fit: {why}"),
+        ));
     }
     if s.method == SkinMethod::Cor {
         // Computes (or reads the cached) centres of rotation.

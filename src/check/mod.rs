@@ -164,6 +164,9 @@ pub struct ClipReport {
     /// ([`crate::scene::Scene::refused`]): not measured, and not a failure — issue 19 asks
     /// that a garment which cannot fit be refused, saying why.
     pub refused: Vec<Refused>,
+    /// Garments worn although the body cannot wear them (`GarmentSpec::wear_unfit`), with why
+    /// they would have been left off: measured like the others.
+    pub worn_unfit: Vec<Refused>,
     /// Why this clip fails (its garments' failures included).
     pub failures: Vec<String>,
     /// Wall seconds the check took.
@@ -176,7 +179,16 @@ impl ClipReport {
     }
 }
 
-/// A garment left off ([`ClipReport::refused`]).
+fn named(list: &[(crate::garments::GarmentKind, String)]) -> Vec<Refused> {
+    list.iter()
+        .map(|(k, why)| Refused {
+            garment: k.name().to_string(),
+            reason: why.clone(),
+        })
+        .collect()
+}
+
+/// A garment left off ([`ClipReport::refused`]), or worn although it does not fit.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Refused {
     pub garment: String,
@@ -656,14 +668,8 @@ pub fn check_clip_trial(
         loops,
         first_frame_time,
         garments: reports,
-        refused: scene
-            .refused
-            .iter()
-            .map(|(k, why)| Refused {
-                garment: k.name().to_string(),
-                reason: why.clone(),
-            })
-            .collect(),
+        refused: named(&scene.refused),
+        worn_unfit: named(&scene.worn_unfit),
         failures,
         seconds: started.elapsed().as_secs_f32(),
     })

@@ -64,6 +64,11 @@ pub struct Args {
     /// Cloth model: mass_spring or xpbd (default: the scene file's, else mass_spring).
     #[arg(long)]
     pub model: Option<crate::cloth::ClothModelKind>,
+    /// Wear every garment even where the body cannot (a cape whose collar the hair swings
+    /// through), saying why it does not fit; by default such a garment is left off. A scene
+    /// file says it per garment: `wear_unfit = true`.
+    #[arg(long, conflicts_with = "scene")]
+    pub wear_unfit: bool,
 }
 
 /// What to bake of a scene.
@@ -305,10 +310,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => {
             let mut rig = load_rig_named(&args.rig, None).map_err(|e| err(&e))?;
             super::clips_from::add_clips(&mut rig, &args.clips_from, &Default::default())?;
-            let cfg = SceneConfig {
+            let mut cfg = SceneConfig {
                 clip: args.clip.clone(),
                 ..SceneConfig::default()
             };
+            for g in &mut cfg.garments {
+                g.wear_unfit = args.wear_unfit;
+            }
             Scene::new_with_progress(rig, cfg, &mut super::progress::cor_progress())
                 .map_err(|e| err(&e))?
         }
@@ -394,13 +402,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// The bone map the garments were built with, when some role was not found by its Mixamo
 /// name (read in another scheme, filled from a chain, guessed from the shape, named by the
 /// scene file), and the body scale when it is not 1; `None` for a plain Mixamo rig.
-/// One line per garment the scene left off ([`Scene::refused`]), with why; empty if none.
+/// One line per garment the scene left off ([`Scene::refused`]) or wore although it does not
+/// fit ([`Scene::worn_unfit`]), with why; empty if none.
 pub fn refused_note(scene: &Scene) -> String {
-    scene
+    let off = scene
         .refused
         .iter()
-        .map(|(_, why)| format!("left off: {why}\n"))
-        .collect()
+        .map(|(k, why)| format!("left off: {why} (--wear-unfit, or `wear_unfit = true` in the scene file's [[garment]], wears the {} anyway)\n", k.name()));
+    let worn = scene
+        .worn_unfit
+        .iter()
+        .map(|(_, why)| format!("worn though it does not fit: {why}\n"));
+    off.chain(worn).collect()
 }
 
 pub fn bones_note(scene: &Scene) -> Option<String> {

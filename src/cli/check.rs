@@ -61,6 +61,10 @@ pub struct Args {
     /// With --summary: print the table's header first.
     #[arg(long, requires = "summary")]
     pub summary_header: bool,
+    /// Check the garments the body cannot wear too (a cape whose collar the hair swings
+    /// through) instead of leaving them off; the tables say why they do not fit.
+    #[arg(long)]
+    pub wear_unfit: bool,
     /// Runs of each clip (1..=16): the first as built, each other with the cloth's start moved
     /// by at most a micrometre. Swinging cloth is chaotic, and whether a garment ends within
     /// 6 cm of its drape can change with such a nudge; a clip passes only if every trial does,
@@ -246,6 +250,12 @@ pub fn clip_table(c: &ClipReport) -> String {
     for r in &c.refused {
         s += &format!("  {:<9} | left off: {}\n", r.garment, r.reason);
     }
+    for r in &c.worn_unfit {
+        s += &format!(
+            "  {:<9} | worn though it does not fit: {}\n",
+            r.garment, r.reason
+        );
+    }
     for f in &c.failures {
         s += &format!("  FAIL: {f}\n");
     }
@@ -295,6 +305,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .iter()
             .map(|&k| GarmentSpec {
                 style,
+                wear_unfit: args.wear_unfit,
                 ..GarmentSpec::coarse(k, args.spacing)
             })
             .collect(),

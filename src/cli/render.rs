@@ -72,6 +72,10 @@ pub struct Args {
     /// frame 0; the clip then plays in place. Default: no garments.
     #[arg(long, value_delimiter = ',')]
     pub garments: Vec<String>,
+    /// Wear the garments even where the body cannot (a cape whose collar the hair swings
+    /// through), saying why they do not fit; by default such a garment is left off.
+    #[arg(long)]
+    pub wear_unfit: bool,
     /// Garment particle spacing, × each garment's default (0.75..=3, default 1): finer is more
     /// detailed and slower (the particle count goes with 1/spacing²).
     #[arg(long, default_value_t = 1.0)]
@@ -444,7 +448,10 @@ fn dress(
         method,
         garments: kinds
             .iter()
-            .map(|&k| GarmentSpec::coarse(k, args.spacing))
+            .map(|&k| GarmentSpec {
+                wear_unfit: args.wear_unfit,
+                ..GarmentSpec::coarse(k, args.spacing)
+            })
             .collect(),
         ..SceneConfig::default()
     };

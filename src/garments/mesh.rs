@@ -682,6 +682,7 @@ pub(super) fn build(
             material: mesh.material,
             report,
         }),
+        unfit: None,
     })
 }
 

@@ -253,6 +253,11 @@ pub struct GarmentSpec {
     /// For [`GarmentKind::Mesh`]: which mesh and how it is pinned (`spacing`, `clearance` and
     /// `length` do not apply to it). `None` for the library's kinds.
     pub mesh: Option<mesh::MeshGarmentSpec>,
+    /// Wear it even where the body cannot ([`GarmentError::Unfit`]): built and simulated, with
+    /// the reason kept in [`BuiltGarment::unfit`] for the commands to say. Default `false`: left
+    /// off. For a user who knows the collar will sit inside the hair in some clips and wants the
+    /// cape anyway.
+    pub wear_unfit: bool,
 }
 
 impl GarmentSpec {
@@ -265,6 +270,7 @@ impl GarmentSpec {
             fabric: kind.fabric(),
             style: HakamaStyle::default(),
             mesh: None,
+            wear_unfit: false,
         }
     }
 
@@ -297,6 +303,8 @@ pub struct BuiltGarment {
     pub soft: mesh::SoftPins,
     /// A mesh garment's map back onto its modelled mesh.
     pub mesh: Option<mesh::MeshOutput>,
+    /// Why the body cannot wear it, when it was built all the same (`GarmentSpec::wear_unfit`).
+    pub unfit: Option<String>,
 }
 
 /// Builds a mesh garment ([`GarmentKind::Mesh`], `spec.mesh` set) from its resolved mesh
@@ -368,6 +376,7 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
     // A cape is tied where a long ponytail skinned to the head can swing through the
     // shoulders: cloth held there is inside the hair whatever it does. Deeper than 1 cm (the
     // depth `drape check` counts a frame at), it is refused, with where and how deep.
+    let mut unfit = None;
     if spec.kind == GarmentKind::Cape {
         if let Some(c) = body.head_through(&pins, 0.01 * body.scale) {
             let others: Vec<&str> = c
@@ -381,7 +390,7 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
             } else {
                 format!("; also in {}", others.join(", "))
             };
-            return Err(GarmentError::Unfit {
+            let e = GarmentError::Unfit {
                 garment: name.into(),
                 reason: format!(
                     "its mesh '{}' moves with the head and passes through the shoulders where \
@@ -393,7 +402,11 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
                     c.clip,
                     c.time
                 ),
-            });
+            };
+            if !spec.wear_unfit {
+                return Err(e);
+            }
+            unfit = Some(e.to_string());
         }
     }
     Ok(BuiltGarment {
@@ -403,5 +416,6 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         pins,
         soft: mesh::SoftPins::default(),
         mesh: None,
+        unfit,
     })
 }

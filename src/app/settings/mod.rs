@@ -143,6 +143,10 @@ pub struct ViewerSettings {
     /// Meshes of the character simulated as cloth (full mesh names, `garments::mesh`), pinned
     /// at their highest ring. Not saved; cleared when another character is loaded. Default none.
     pub cloth_meshes: Vec<String>,
+    /// Library garments worn even where this body cannot wear them, in [`GarmentKind::ALL`]
+    /// order (`GarmentSpec::wear_unfit`). Not saved; cleared when another character is loaded.
+    /// Default none.
+    pub wear_unfit: [bool; 4],
 }
 
 impl Default for ViewerSettings {
@@ -188,6 +192,7 @@ impl Default for ViewerSettings {
             follow: true,
             show_help: false,
             cloth_meshes: Vec::new(),
+            wear_unfit: [false; 4],
         }
     }
 }
