@@ -364,6 +364,7 @@ fn bake_refuses_to_overwrite_without_force() {
         force: false,
         no_normals: false,
         model: None,
+        wear_unfit: false,
     };
     let err = drape::cli::bake::run(args).expect_err("must refuse");
     assert!(err.to_string().contains("--force"), "{err}");

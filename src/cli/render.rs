@@ -627,6 +627,7 @@ mod tests {
             shader: "texture".into(),
             camera: "auto".into(),
             garments: Vec::new(),
+            wear_unfit: false,
             spacing: 1.0,
             model: Default::default(),
             wet: Vec::new(),
