@@ -319,12 +319,19 @@ fn the_check_command_prints_a_verdict_and_writes_json() {
         assert!(g["held_rms"].as_f64().unwrap().is_finite(), "{g}");
     }
     // A bad option is refused with a message, before any simulation.
+    check_refuses(&["--clip", "nope"], "no clip named 'nope'");
+}
+
+/// `drape check ARGS` fails, saying `message` on stderr.
+fn check_refuses(args: &[&str], message: &str) {
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args(["check", "--clip", "nope"])
+        .arg("check")
+        .args(args)
         .output()
         .unwrap();
     assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("no clip named 'nope'"));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains(message), "{stderr}");
 }
 
 /// `--model xpbd` checks the real-time model: its rows and verdict say so, as the JSON does, and
@@ -338,12 +345,10 @@ fn the_check_runs_either_cloth_model() {
     assert!(stdout.contains("| stance | lbs, xpbd |"), "{stdout}");
     assert_eq!(success, v["passed"].as_bool().unwrap());
     assert!(stderr.contains("xpbd model") || !success, "{stderr}");
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args(["check", "--clip", "stance", "--model", "verlet"])
-        .output()
-        .unwrap();
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown cloth model 'verlet'"));
+    check_refuses(
+        &["--clip", "stance", "--model", "verlet"],
+        "unknown cloth model 'verlet'",
+    );
 }
 
 /// A garment the body cannot wear is left off (unless asked to wear it anyway), and the check
@@ -535,10 +540,5 @@ fn trials_nudge_the_cloth_and_a_clip_passes_only_if_every_trial_does() {
         }),
         "{stderr}"
     );
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args(["check", "--clip", "stance", "--trials", "0"])
-        .output()
-        .unwrap();
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--trials"));
+    check_refuses(&["--clip", "stance", "--trials", "0"], "--trials");
 }
