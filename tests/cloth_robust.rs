@@ -378,3 +378,47 @@ fn fast_spring_kernel_equals_the_reference_kernel() {
         assert_eq!(got, again);
     }
 }
+
+/// A frame keeps the pool's other threads busy while it runs (`stages::frame`'s `keep_busy`):
+/// frames stepped at once from several threads, and from inside a parallel loop (as a command
+/// running several scenes does), all finish, each with the positions it has when stepped alone,
+/// with both models and self-collision on.
+#[test]
+fn frames_stepped_at_once_from_many_threads_finish_as_they_do_alone() {
+    use rayon::prelude::*;
+    let run = |model: ClothModelKind| {
+        let opts = SceneOptions {
+            n: 24,
+            self_collision: true,
+            model,
+            ..Default::default()
+        };
+        let mut s = build_scene("drop", &opts).unwrap();
+        for _ in 0..40 {
+            step_frame(
+                &s.model,
+                &mut s.state,
+                &mut s.workspace,
+                &s.colliders,
+                &s.params,
+            );
+        }
+        s.state.x
+    };
+    let alone: Vec<_> = ClothModelKind::ALL.iter().map(|&m| run(m)).collect();
+    let jobs: Vec<ClothModelKind> = (0..6).map(|k| ClothModelKind::ALL[k % 2]).collect();
+    std::thread::scope(|t| {
+        let handles: Vec<_> = (0..3)
+            .map(|_| t.spawn(|| jobs.par_iter().map(|&m| (m, run(m))).collect::<Vec<_>>()))
+            .collect();
+        for h in handles {
+            for (m, x) in h.join().unwrap() {
+                let k = ClothModelKind::ALL.iter().position(|&a| a == m).unwrap();
+                assert!(
+                    x == alone[k],
+                    "{m}: positions differ from the frame stepped alone"
+                );
+            }
+        }
+    });
+}
