@@ -395,13 +395,7 @@ fn frames_stepped_at_once_from_many_threads_finish_as_they_do_alone() {
         };
         let mut s = build_scene("drop", &opts).unwrap();
         for _ in 0..40 {
-            step_frame(
-                &s.model,
-                &mut s.state,
-                &mut s.workspace,
-                &s.colliders,
-                &s.params,
-            );
+            s.step();
         }
         s.state.x
     };
