@@ -83,10 +83,20 @@ fn keep_busy(done: &std::sync::atomic::AtomicBool, owner: Option<usize>) {
     if rayon::current_thread_index() == owner {
         return;
     }
+    let mut idle = 0u32;
     while !done.load(std::sync::atomic::Ordering::Acquire) {
         match rayon::yield_now() {
-            Some(rayon::Yield::Executed) => {}
-            Some(rayon::Yield::Idle) => std::hint::spin_loop(),
+            Some(rayon::Yield::Executed) => idle = 0,
+            Some(rayon::Yield::Idle) => {
+                idle = idle.wrapping_add(1);
+                // Now and then the core goes to whatever else is ready to run (the viewer's
+                // drawing while a check runs in the background), without sleeping.
+                if idle % 64 == 0 {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
             None => return,
         }
     }
