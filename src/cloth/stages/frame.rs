@@ -72,8 +72,9 @@ pub fn run_frame(
 }
 
 /// The pool's other threads, for the length of a frame: each takes the stages' parallel work as
-/// it appears ([`rayon::yield_now`]) and otherwise spins, instead of going to sleep between two
-/// stages and being woken for the next. A frame makes about 600 fork–joins (some 38 a substep),
+/// it appears ([`rayon::yield_now`]) and otherwise spins (yielding the core to any other ready
+/// thread now and then), instead of going to sleep between two stages and being woken for the
+/// next. A frame makes about 600 fork–joins (some 38 a substep),
 /// each a few microseconds of work on a thread; a sleeping thread's wake-up (a futex call, then
 /// the scheduler) cost about as much as the work, so the constraint and self-collision stages
 /// ran no faster on two threads than on one. Never runs on the thread stepping the frame
