@@ -179,7 +179,9 @@ impl ClipReport {
     }
 }
 
-fn named(list: &[(crate::garments::GarmentKind, String)]) -> Vec<Refused> {
+/// A scene's list of garments with their reasons ([`Scene::refused`], [`Scene::worn_unfit`]) as
+/// the report names them.
+fn named(list: &[(GarmentKind, String)]) -> Vec<Refused> {
     list.iter()
         .map(|(k, why)| Refused {
             garment: k.name().to_string(),

@@ -422,8 +422,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Ok(())
     } else {
         say(format!(
-            "verdict: FAIL ({} of {n_clips} clips{of_trials}: {})",
+            "verdict: FAIL ({} of {n_clips} clips{of_trials}, {} skinning, {} model: {})",
             failed.len(),
+            report.method,
+            report.model,
             failed.join(", ")
         ));
         Err(CliError::new(format!(

@@ -118,11 +118,10 @@ pub struct SkinSurface {
     frames: u64,
     /// Frame fraction the surface below was prepared at (NaN: not prepared).
     at: f32,
-    /// How far the surface has moved, at most, over all preparations so far, m: the sum of
-    /// each preparation's largest vertex displacement from the one before. A point that was
-    /// `d` from the surface is still at least `d − Δtravel − (its own move)` from it.
-    travel: f64,
-    /// The same sum for each region's vertices alone (see [`REGIONS`]; 0 past `regions`).
+    /// How far each region's vertices (see [`REGIONS`]; 0 past `regions`) have moved, at most,
+    /// over all preparations so far, m: the sum of each preparation's largest displacement of
+    /// one of them from the one before. A point that was `d` from the region is still at least
+    /// `d − Δtravel − (its own move)` from it.
     region_travel: [f64; REGIONS],
     /// The regions' subtrees (node indices), at most [`REGIONS`].
     regions: Vec<u32>,
@@ -367,7 +366,6 @@ impl SkinSurface {
             self.refit_frame();
             self.boxes_of = self.frames;
             let jump = |n: &Node| n.jump2.sqrt() as f64;
-            self.travel += jump(&self.nodes[0]);
             for (tr, &r) in self.region_travel.iter_mut().zip(&self.regions) {
                 *tr += jump(&self.nodes[r as usize]);
             }
@@ -383,7 +381,6 @@ impl SkinSurface {
                 });
             let dt = (t - self.at).abs() as f64;
             let step = |n: &Node| n.frame2.sqrt() as f64 * dt;
-            self.travel += step(&self.nodes[0]);
             for (tr, &r) in self.region_travel.iter_mut().zip(&self.regions) {
                 *tr += step(&self.nodes[r as usize]);
             }
@@ -435,13 +432,8 @@ impl SkinSurface {
         }
     }
 
-    /// See the field `travel`: how far, at most, the surface has moved since it was created.
-    pub fn travel(&self) -> f64 {
-        self.travel
-    }
-
-    /// [`SkinSurface::travel`] for each region's vertices alone ([`REGIONS`]; a region the
-    /// surface is too small to have stays at 0). Where the body moves in one place (a kicking
+    /// How far each region's vertices have moved, at most, since the surface was created, m
+    /// (see the field; [`REGIONS`]; a region the surface is too small to have stays at 0). Where the body moves in one place (a kicking
     /// foot), a point near another still far from it cannot have been reached.
     pub fn region_travel(&self) -> &[f64; REGIONS] {
         &self.region_travel
