@@ -996,7 +996,8 @@ pub struct GarmentEntry {
     pub damping: Option<f32>,
     pub thickness: Option<f32>,
     pub friction: Option<f32>,
-    /// A hakama's cut: `half_skirts` (default) or `divided` ([`crate::garments::HakamaStyle`]).
+    /// A hakama's cut: `half_skirts` (default), `fitted` or `divided`
+    /// ([`crate::garments::HakamaStyle`]).
     pub style: Option<String>,
     /// Wear it even where the body cannot (`GarmentSpec::wear_unfit`).
     pub wear_unfit: Option<bool>,

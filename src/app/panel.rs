@@ -433,6 +433,13 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
                 "two open half-skirts, one per leg (the default)",
             ),
             (
+                HakamaStyle::Fitted,
+                "fitted",
+                "the half-skirts hugging the hips under hanging hands, so the hands rest \
+                 outside and an arm swing does not carry the skirt (the hands pinch the \
+                 cloth against the hips instead)",
+            ),
+            (
                 HakamaStyle::Divided,
                 "divided",
                 "trousers with a tube per leg, laid out with the legs spread \

@@ -47,8 +47,9 @@ pub struct Args {
     /// Print only the table and the verdict (no per-clip progress on stderr).
     #[arg(long)]
     pub quiet: bool,
-    /// How the hakama is cut: half_skirts (the default) or divided (trousers with a tube per
-    /// leg, laid out with the legs spread), as a scene file's `style`.
+    /// How the hakama is cut: half_skirts (the default), fitted (the half-skirts hugging the
+    /// hips under hanging hands, so the hands rest outside the cloth) or divided (trousers with
+    /// a tube per leg, laid out with the legs spread), as a scene file's `style`.
     #[arg(long, default_value = "half_skirts")]
     pub hakama: String,
     /// Print one Markdown row per clip on stdout (the table of issue 19: frames with cloth more

@@ -1,5 +1,6 @@
-//! The hakama, pleated divided trousers (umanori), in two cuts ([`HakamaStyle`]): two open
-//! half-skirts (the default) or divided trousers with a tube per leg. Its shape at rest and the
+//! The hakama, pleated divided trousers (umanori), in three cuts ([`HakamaStyle`]): two open
+//! half-skirts (the default), the same fitted to the hips under hanging hands, or divided
+//! trousers with a tube per leg. Its shape at rest and the
 //! measurements of the rig's clips that only it needs (where the thighs reach over the waist,
 //! whether the arms hang by the hips, the crotch seam's height).
 
@@ -11,7 +12,8 @@ use crate::math::{Vec2, Vec3};
 /// The hakama's shape at rest, in the style `spec.style` asks for.
 pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     match spec.style {
-        HakamaStyle::HalfSkirts => half_skirts(body, spec),
+        HakamaStyle::HalfSkirts => half_skirts(body, spec, false),
+        HakamaStyle::Fitted => half_skirts(body, spec, true),
         HakamaStyle::Divided => divided(body, spec),
     }
 }
@@ -268,7 +270,11 @@ fn divided(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError>
 /// front and roundhouse kicks). A divided leg is lifted by its own thigh alone; its back panel
 /// hangs from the waist, so it can reach the raised knee without stretching. The two halves
 /// keep `seam_gap` from the mid-plane so they never start in contact.
-fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
+///
+/// `fitted` ([`HakamaStyle::Fitted`]): where the arms hang by the hips, the columns the hanging
+/// hands lie against hug the body down to below the fingertips before they flare, so the hands
+/// rest outside the cloth ([`hands_reach`]); otherwise the same cut.
+fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec, fitted: bool) -> Result<Sheet, GarmentError> {
     let g = "hakama";
     let hips = body.joint("Hips", g)?;
     let spine = body.joint("Spine", g)?;
@@ -341,20 +347,35 @@ fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentEr
             .map(|(t, _, _)| t.y - hem_y)
             .fold(0.0f32, f32::max);
         let rows = ((longest / spec.spacing).round() as usize).max(3) + 1;
-        // Full width by a quarter of the length: the thighs never pull the cloth taut against
-        // its pinned top. Where the arms hang by the hips, by the first free row instead: a
-        // row still hugging the hip is pinched between the hip and the hanging hand, pulled
-        // off its pinned top (CesiumMan's walk: 122.6 % of rest; flared at the first row,
-        // 110.2 %).
-        let t_full = if arms_hang_by_hips {
-            1.0 / (rows - 1) as f32
+        // Each column widens from its top to its full width over a quarter of the length: the
+        // thighs never pull the cloth taut against its pinned top. Where the arms hang by the
+        // hips, by the first free row instead, round the hanging hand: a row still hugging the
+        // hip is pinched between the hip and the hand, pulled off its pinned top (CesiumMan's
+        // walk: 122.6 % of rest; flared at the first row, 110.2 %). But then the hand is inside
+        // the flare, and the skirt goes where the arm swings: a jump's swing threw both
+        // half-skirts over the robot's shoulders, 65 cm above their drape, and a walk gathers
+        // them up to the hands. The fitted cut instead hugs the body down to below the
+        // fingertips in the columns the hanging hands lie against ([`hands_reach`]), so the
+        // hands rest outside the cloth, and pinch it against the hip (docs/CHECK.md, "Why the
+        // jumps fail"); where the hanging arm sinks into the hip no cloth can lie between
+        // them, and that side is cut as the default.
+        let flare: Vec<(f32, f32)> = if !arms_hang_by_hips {
+            vec![(0.0, FLARE); cols]
         } else {
-            0.25
+            let tops: Vec<Vec3> = columns.iter().map(|c| c.0).collect();
+            let reach = fitted
+                .then(|| hands_reach(body, centre, left, &tops, hem_y, ease + pleat + clearance))
+                .flatten();
+            match reach {
+                Some(reach) => reach.into_iter().map(|r| (r, FLARE)).collect(),
+                None => vec![(0.0, 1.0 / (rows - 1) as f32); cols],
+            }
         };
         let base = sheet.grid(cols, rows, false, |c, r| {
             let (top, hem, outer) = columns[c];
             let t = r as f32 / (rows - 1) as f32;
-            let e = smoothstep((t / t_full).min(1.0));
+            let (start, span) = flare[c];
+            let e = smoothstep(((t - start) / span).clamp(0.0, 1.0));
             let mut p = top.lerp(hem, e);
             p.y = top.y + (hem_y - top.y) * t;
             if outer && (c / 2) % 2 == 0 {
@@ -540,6 +561,108 @@ fn waist_rise(
                 .fold(0.0, f32::max)
         })
         .collect()
+}
+
+/// Share of a half-skirt's length over which a column widens from hugging the body to its full
+/// width.
+const FLARE: f32 = 0.25;
+
+/// How far down each column of a half-skirt (its top points `tops`, from the waist ring of the
+/// side `left` round `centre`) must hug the body so that the arm hanging by that hip lies
+/// outside it: a share of the column's length (0: the column flares from its top). `None` where
+/// the hanging arm sinks into the hip, so that no cloth could lie between them.
+///
+/// The poses are those of the rig's clips ([`BodyAtRest::arm_sweep`]) where an arm hangs by
+/// this hip (as [`arms_hang_by_hips`] counts them). In each, every arm skin vertex between the
+/// waist and the hem within `room` of the body at rest (inside the flare's reach) marks the
+/// column whose direction from `centre` is nearest its own, down to 2 cm below the vertex. The
+/// marks then fall off round the waist at 10 per metre (a quarter of the length over 2.5 cm),
+/// so the front and back keep their room for a kicking thigh, and stop at 0.6 so the cloth
+/// still flares below.
+///
+/// The arm sinks into the hip when, in at least half of those poses, the arm skin beside the
+/// hip lies more than 3 cm inside the body at rest: deeper than two proxies (each within
+/// 1.5 cm outside its skin) can overlap with their skins apart. The armoured soldier's forearm
+/// plates are 8 cm inside its hip plates in most of its hanging poses; the robot's arm 1.6 cm,
+/// the long-haired body's none.
+fn hands_reach(
+    body: &BodyAtRest,
+    centre: Vec3,
+    left: Vec3,
+    tops: &[Vec3],
+    hem_y: f32,
+    room: f32,
+) -> Option<Vec<f32>> {
+    let n = tops.len();
+    let (u, waist_y) = (body.scale, centre.y);
+    let dirs: Vec<Vec3> = tops
+        .iter()
+        .map(|t| (*t - centre).reject_from(Vec3::Y).normalize_or_zero())
+        .collect();
+    let beside = |q: &Vec3| {
+        (*q - centre)
+            .reject_from(Vec3::Y)
+            .normalize_or_zero()
+            .dot(left)
+            > 0.7
+    };
+    let low = waist_y - 0.25 * (waist_y - hem_y);
+    let mut raw = vec![0.0f32; n];
+    // Per hanging pose, how far the arm beside the hip is from the body at rest (negative:
+    // inside it).
+    let mut apart = Vec::new();
+    for pose in body.arm_sweep() {
+        let hangs = pose
+            .iter()
+            .any(|q| q.y <= waist_y && q.y >= low && beside(q) && body.sdf(*q) < 0.03 * u);
+        if !hangs {
+            continue;
+        }
+        apart.push(
+            pose.iter()
+                .filter(|q| q.y < waist_y && q.y > hem_y && beside(q))
+                .map(|q| body.sdf(*q))
+                .fold(f32::INFINITY, f32::min),
+        );
+        for q in pose {
+            if q.y >= waist_y || q.y <= hem_y {
+                continue;
+            }
+            let h = (*q - centre).reject_from(Vec3::Y);
+            if h.dot(left) <= 0.0 || body.sdf(*q) >= room {
+                continue;
+            }
+            let h = h.normalize_or_zero();
+            let Some(k) = (0..n).max_by(|&a, &b| dirs[a].dot(h).total_cmp(&dirs[b].dot(h))) else {
+                continue;
+            };
+            let top = tops[k].y;
+            raw[k] = raw[k].max((top - q.y + 0.02 * u) / (top - hem_y).max(1e-3));
+        }
+    }
+    if !apart.is_empty() {
+        apart.sort_by(f32::total_cmp);
+    }
+    // The mean distance between neighbouring columns' tops, m.
+    let step = tops
+        .windows(2)
+        .map(|w| {
+            w[0].reject_from(Vec3::Y)
+                .distance(w[1].reject_from(Vec3::Y))
+        })
+        .sum::<f32>()
+        / (n.max(2) - 1) as f32;
+    Some(
+        (0..n)
+            .map(|k| {
+                raw.iter()
+                    .enumerate()
+                    .map(|(j, &r)| r - 10.0 / u * step * k.abs_diff(j) as f32)
+                    .fold(0.0, f32::max)
+                    .min(0.6)
+            })
+            .collect(),
+    )
 }
 
 /// Whether the arms hang by the hips: in at least a fifth of the poses of the rig's clips (every

@@ -206,6 +206,12 @@ pub enum HakamaStyle {
     /// legs (the default; `"half_skirts"`).
     #[default]
     HalfSkirts,
+    /// The half-skirts fitted to the hips under hanging hands (`"fitted"`): where the arms hang
+    /// by the hips, the cloth they lie against hugs the body to below the fingertips before it
+    /// flares, so the hands rest outside it and an arm swing (a jump's, a walk's) does not carry
+    /// the skirt; the hand pinches the cloth against the hip instead (docs/CHECK.md, "Why the
+    /// jumps fail").
+    Fitted,
     /// Divided trousers: a pleated seat, a crotch seam and one wide tube per leg, open at the
     /// hem (`"divided"`), laid out and settled with the legs spread ([`layout`]).
     Divided,
@@ -215,6 +221,7 @@ impl HakamaStyle {
     pub fn name(self) -> &'static str {
         match self {
             HakamaStyle::HalfSkirts => "half_skirts",
+            HakamaStyle::Fitted => "fitted",
             HakamaStyle::Divided => "divided",
         }
     }
@@ -225,9 +232,10 @@ impl std::str::FromStr for HakamaStyle {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.to_ascii_lowercase().as_str() {
             "half_skirts" | "half-skirts" | "skirts" => Ok(HakamaStyle::HalfSkirts),
+            "fitted" => Ok(HakamaStyle::Fitted),
             "divided" | "trousers" => Ok(HakamaStyle::Divided),
             _ => Err(format!(
-                "unknown hakama style '{s}' (known: half_skirts, divided)"
+                "unknown hakama style '{s}' (known: half_skirts, fitted, divided)"
             )),
         }
     }
