@@ -642,6 +642,9 @@ fn hands_reach(
     }
     if !apart.is_empty() {
         apart.sort_by(f32::total_cmp);
+        if apart[(apart.len() - 1) / 2] < -0.03 * u {
+            return None;
+        }
     }
     // The mean distance between neighbouring columns' tops, m.
     let step = tops
