@@ -611,28 +611,34 @@ fn hands_reach(
     // Per hanging pose, how far the arm beside the hip is from the body at rest (negative:
     // inside it).
     let mut apart = Vec::new();
+    // Per pose, the arm skin on this side between the waist and the hem, with its distance
+    // from the body at rest (each distance computed once: it is most of this function's time).
+    let mut band: Vec<(Vec3, f32)> = Vec::new();
     for pose in body.arm_sweep() {
-        let hangs = pose
+        band.clear();
+        band.extend(
+            pose.iter()
+                .filter(|q| q.y < waist_y && q.y > hem_y)
+                .filter(|q| (**q - centre).reject_from(Vec3::Y).dot(left) > 0.0)
+                .map(|q| (*q, body.sdf(*q))),
+        );
+        let hangs = band
             .iter()
-            .any(|q| q.y <= waist_y && q.y >= low && beside(q) && body.sdf(*q) < 0.03 * u);
+            .any(|(q, d)| q.y >= low && beside(q) && *d < 0.03 * u);
         if !hangs {
             continue;
         }
         apart.push(
-            pose.iter()
-                .filter(|q| q.y < waist_y && q.y > hem_y && beside(q))
-                .map(|q| body.sdf(*q))
+            band.iter()
+                .filter(|(q, _)| beside(q))
+                .map(|&(_, d)| d)
                 .fold(f32::INFINITY, f32::min),
         );
-        for q in pose {
-            if q.y >= waist_y || q.y <= hem_y {
+        for &(q, d) in &band {
+            if d >= room {
                 continue;
             }
-            let h = (*q - centre).reject_from(Vec3::Y);
-            if h.dot(left) <= 0.0 || body.sdf(*q) >= room {
-                continue;
-            }
-            let h = h.normalize_or_zero();
+            let h = (q - centre).reject_from(Vec3::Y).normalize_or_zero();
             let Some(k) = (0..n).max_by(|&a, &b| dirs[a].dot(h).total_cmp(&dirs[b].dot(h))) else {
                 continue;
             };
