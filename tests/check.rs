@@ -542,3 +542,111 @@ fn trials_nudge_the_cloth_and_a_clip_passes_only_if_every_trial_does() {
     );
     check_refuses(&["--clip", "stance", "--trials", "0"], "--trials");
 }
+
+/// `drape check SCENE` checks the scene a file describes (its clip, skinning and garments as the
+/// file sets them), and the flags beside it override the file: `--clips-from` adds a Mixamo-style
+/// clip-only FBX, `--clip`, `--method` and `--spacing` replace the file's. Bad combinations and
+/// bad files are refused, naming the problem, before any simulation.
+#[test]
+fn the_check_reads_a_scene_file_and_the_flags_override_it() {
+    use drape::asset::fbx::{to_fbx, FbxWriteOptions};
+    let dir = std::env::temp_dir().join(format!("drape-scene-for-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("dressed.toml");
+    std::fs::write(
+        &scene,
+        "rig = \"ninja\"\nclip = \"tpose\"\nskinning = \"dqs\"\nsettle = 0.2\nblend = 0.2\n\n\
+         [[garment]]\nkind = \"hakama\"\nstyle = \"fitted\"\nspacing = 0.045\n\n\
+         [[garment]]\nkind = \"sash\"\nspacing = 0.045\nfriction = 0.3\n",
+    )
+    .unwrap();
+    let (success, stdout, stderr, v) = check_cli(
+        &[scene.as_os_str(), "--quiet".as_ref(), "--summary".as_ref()],
+        "scene",
+    );
+    assert_eq!(
+        success,
+        v["passed"].as_bool().unwrap(),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(v["scene"], scene.display().to_string());
+    assert_eq!(v["method"], "dqs");
+    assert_eq!(v["spacing"], 1.0);
+    let clips = v["clips"].as_array().unwrap();
+    assert_eq!(clips.len(), 1, "the scene's clip alone");
+    assert_eq!(clips[0]["clip"], "tpose");
+    let kinds: Vec<&str> = clips[0]["garments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["hakama", "sash"]);
+    assert!(stdout.contains("| tpose | dqs |"), "{stdout}");
+    assert!(
+        stderr.contains(&format!(", scene {})", scene.display())),
+        "{stderr}"
+    );
+    let coarse_vertices = clips[0]["garments"][0]["vertices"].as_u64().unwrap();
+
+    // A clip-only FBX (a Mixamo "without skin" download) beside the scene, and flags over it.
+    let mut held = drape::ninja::build().unwrap().rig;
+    held.meshes.clear();
+    held.skins.clear();
+    held.materials.clear();
+    held.textures.clear();
+    held.clips.retain(|c| c.name == "tpose");
+    let fbx = dir.join("held.fbx");
+    std::fs::write(&fbx, to_fbx(&held, &FbxWriteOptions::default()).unwrap()).unwrap();
+    let args: Vec<&std::ffi::OsStr> = vec![
+        scene.as_os_str(),
+        "--clips-from".as_ref(),
+        fbx.as_os_str(),
+        "--clip".as_ref(),
+        "held".as_ref(),
+        "--method".as_ref(),
+        "lbs".as_ref(),
+        "--spacing".as_ref(),
+        "1.5".as_ref(),
+        "--quiet".as_ref(),
+    ];
+    let (_, stdout, stderr, v) = check_cli(&args, "scene-flags");
+    assert_eq!(v["method"], "lbs", "{stdout}\n{stderr}");
+    assert_eq!(v["spacing"], 1.5);
+    assert_eq!(v["clips"][0]["clip"], "held");
+    let hakama = &v["clips"][0]["garments"][0];
+    assert_eq!(hakama["kind"], "hakama");
+    assert!(
+        hakama["vertices"].as_u64().unwrap() < coarse_vertices * 3 / 4,
+        "1.5 × the file's spacing: {} against {coarse_vertices} vertices",
+        hakama["vertices"]
+    );
+
+    // Refused before any simulation, saying why.
+    let s = scene.to_str().unwrap();
+    check_refuses(&[s, "--rig", "ninja"], "cannot be used with");
+    check_refuses(&[s, "--hakama", "kilt"], "kilt");
+    check_refuses(&[s, "--clip", "nope"], "no clip named 'nope'");
+    check_refuses(&[s, "--spacing", "3"], "--spacing × garment[0].spacing");
+    check_refuses(
+        &[s, "--clips-from", dir.join("missing.fbx").to_str().unwrap()],
+        "missing.fbx",
+    );
+    // A character file in the scene's place is the character to check (--rig).
+    let robot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rigs/corpus/robot.glb");
+    check_refuses(
+        &[robot.to_str().unwrap(), "--clip", "nope"],
+        "robot.glb has no clip named 'nope'",
+    );
+    let caped = dir.join("caped.toml");
+    std::fs::write(&caped, "[[garment]]\nkind = \"cape\"\n").unwrap();
+    check_refuses(
+        &[caped.to_str().unwrap(), "--hakama", "fitted"],
+        "dressed without a hakama",
+    );
+    let typo = dir.join("typo.toml");
+    std::fs::write(&typo, "substep = 8\n").unwrap();
+    check_refuses(&[typo.to_str().unwrap()], "typo.toml");
+    check_refuses(&[typo.to_str().unwrap()], "did you mean 'substeps'");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -201,6 +201,8 @@ pub struct Refused {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
     pub rig: String,
+    /// The scene file checked (`drape check SCENE`), if any.
+    pub scene: Option<String>,
     pub method: String,
     /// The cloth model (`mass_spring` or `xpbd`).
     pub model: String,

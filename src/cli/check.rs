@@ -1,38 +1,52 @@
-//! `drape check [--rig FILE] [--clip NAME|all] [--method lbs|dqs|cor] [--spacing X]
-//! [--json out.json]`: dresses the character, simulates each clip as `drape bake` does and
-//! measures the garments against the visible skin (see [`crate::check`]): a table per clip and
-//! garment, a verdict, and a non-zero exit status when any clip fails.
+//! `drape check [SCENE.toml] [--rig FILE] [--clips-from FILE] [--clip NAME|all]
+//! [--method lbs|dqs|cor] [--spacing X] [--json out.json]`: dresses the character, simulates
+//! each clip as `drape bake` does and measures the garments against the visible skin (see
+//! [`crate::check`]): a table per clip and garment, a verdict, and a non-zero exit status when
+//! any clip fails. With a scene file it checks that scene: its character and clips, its
+//! garments as the file sets them (the character's own clothes, fabrics, cuts, spacings), its
+//! skinning, model, substeps and start-up; the flags given beside it override the file.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args as ClapArgs;
 
 use super::CliError;
 use crate::check::{check_clip_trial, ClipReport, Report, ReturnKind, Thresholds};
 use crate::garments::{GarmentKind, GarmentSpec, HakamaStyle};
-use crate::scene::{load_rig_named, SceneConfig};
+use crate::rig::Rig;
+use crate::scene::{load_rig_named, SceneConfig, SceneFile};
 use crate::skin::SkinMethod;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Character: `ninja` (built in) or a .glb/.gltf/.fbx path.
-    #[arg(long, default_value = "ninja")]
-    pub rig: String,
-    /// Clip name, or `all`.
-    #[arg(long, default_value = "all")]
-    pub clip: String,
-    /// Skinning of the body (and of the pins): lbs, dqs or cor.
-    #[arg(long, default_value = "lbs")]
-    pub method: String,
+    /// Scene file (TOML, as `drape bake` and `drape render` read it): check that scene, its
+    /// character, clips, garments and settings. Without it every library garment is checked on
+    /// --rig with the defaults. A character file (.glb, .gltf, .fbx) here is taken as --rig.
+    pub scene: Option<PathBuf>,
+    /// Character: `ninja` (built in) or a .glb/.gltf/.fbx path [default: ninja; a scene file
+    /// names its own].
+    #[arg(long, conflicts_with = "scene")]
+    pub rig: Option<String>,
+    /// Add the clips of this file (a Mixamo "without skin" FBX, …) to the character, matched by
+    /// bone name and named after its stem. Repeatable.
+    #[arg(long = "clips-from", value_name = "FILE")]
+    pub clips_from: Vec<PathBuf>,
+    /// Clip name, or `all` [default: all; with a scene file that names a clip, that clip].
+    #[arg(long)]
+    pub clip: Option<String>,
+    /// Skinning of the body (and of the pins): lbs, dqs or cor [default: lbs, or the scene
+    /// file's `skinning`].
+    #[arg(long)]
+    pub method: Option<String>,
     /// Garment particle spacing, × each garment's default (0.75..=3; 1.35 or more for a quick
-    /// check, as in CI).
-    #[arg(long, default_value_t = 1.0)]
-    pub spacing: f32,
-    /// Cloth model: mass_spring (the default) or xpbd. The table's method column then reads
-    /// `lbs, xpbd`.
-    #[arg(long, default_value = "mass_spring")]
-    pub model: crate::cloth::ClothModelKind,
+    /// check, as in CI); with a scene file, × each garment's spacing there [default: 1].
+    #[arg(long)]
+    pub spacing: Option<f32>,
+    /// Cloth model: mass_spring or xpbd [default: mass_spring, or the scene file's `model`].
+    /// The table's method column then reads `lbs, xpbd`.
+    #[arg(long)]
+    pub model: Option<crate::cloth::ClothModelKind>,
     /// Substeps per frame on which the cloth meets the skinned triangles (0: only the proxies;
     /// default: the scene's, 16, every substep).
     #[arg(long)]
@@ -49,9 +63,10 @@ pub struct Args {
     pub quiet: bool,
     /// How the hakama is cut: half_skirts (the default), fitted (the half-skirts hugging the
     /// hips under hanging hands, so the hands rest outside the cloth) or divided (trousers with
-    /// a tube per leg, laid out with the legs spread), as a scene file's `style`.
-    #[arg(long, default_value = "half_skirts")]
-    pub hakama: String,
+    /// a tube per leg, laid out with the legs spread), as a scene file's `style` (which this
+    /// overrides).
+    #[arg(long)]
+    pub hakama: Option<String>,
     /// Print one Markdown row per clip on stdout (the table of issue 19: frames with cloth more
     /// than 1 cm inside, worst share deeper than 3 mm, deepest, hakama lift and return, worst
     /// return, worst after the last pose held, hanging, verdict), the per-clip tables and the
@@ -63,7 +78,8 @@ pub struct Args {
     #[arg(long, requires = "summary")]
     pub summary_header: bool,
     /// Check the garments the body cannot wear too (a cape whose collar the hair swings
-    /// through) instead of leaving them off; the tables say why they do not fit.
+    /// through) instead of leaving them off; the tables say why they do not fit. A scene file
+    /// says it per garment (`wear_unfit = true`); this sets it on every garment.
     #[arg(long)]
     pub wear_unfit: bool,
     /// Runs of each clip (1..=16): the first as built, each other with the cloth's start moved
@@ -263,11 +279,97 @@ pub fn clip_table(c: &ClipReport) -> String {
     s
 }
 
+/// The character and the scene configuration to check: the scene file's, or every library
+/// garment on `--rig`; then the flags that override them. The name the messages use for the
+/// character comes third.
+fn setup(args: &Args) -> Result<(Rig, SceneConfig, String), CliError> {
+    let (mut rig, mut config, name) = match scene_file(args) {
+        Some(path) => {
+            let file = SceneFile::load(path).map_err(|e| CliError::new(e.to_string()))?;
+            let base = path.parent().filter(|b| !b.as_os_str().is_empty());
+            let rig = file
+                .load_rig(base)
+                .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+            let mut config = file
+                .config()
+                .map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+            if let Some(b) = base {
+                config.resolve_paths(b);
+            }
+            let name = format!("{} (scene {})", rig.source, path.display());
+            (rig, config, name)
+        }
+        None => {
+            let name = args
+                .rig
+                .clone()
+                .or_else(|| args.scene.as_ref().map(|p| p.display().to_string()))
+                .unwrap_or_else(|| "ninja".into());
+            let rig = load_rig_named(&name, None)
+                .map_err(|e| CliError::new(format!("cannot load {name}: {e}")))?;
+            let config = SceneConfig {
+                garments: GarmentKind::ALL
+                    .iter()
+                    .map(|&k| GarmentSpec::new(k))
+                    .collect(),
+                ..SceneConfig::default()
+            };
+            (rig, config, name)
+        }
+    };
+    super::clips_from::add_clips(&mut rig, &args.clips_from, &Default::default())?;
+    if args.wear_unfit {
+        for g in &mut config.garments {
+            g.wear_unfit = true;
+        }
+    }
+    if let Some(m) = &args.method {
+        config.method = m.parse().map_err(CliError::new)?;
+    }
+    if let Some(m) = args.model {
+        config.sim.model = m;
+    }
+    if let Some(k) = args.skin_contact {
+        config.sim.skin_contact = crate::limits::SKIN_CONTACT
+            .check_u32("--skin-contact", k)
+            .map_err(CliError::new)?;
+    }
+    if let Some(h) = &args.hakama {
+        let style: HakamaStyle = h
+            .parse()
+            .map_err(|e: String| CliError::new(format!("--hakama: {e}")))?;
+        let mut any = false;
+        for g in config
+            .garments
+            .iter_mut()
+            .filter(|g| g.kind == GarmentKind::Hakama)
+        {
+            g.style = style;
+            any = true;
+        }
+        if !any {
+            return Err(CliError::new(format!(
+                "--hakama {h}: {name} is dressed without a hakama"
+            )));
+        }
+    }
+    if let Some(f) = args.spacing {
+        crate::limits::SPACING_SCALE
+            .check_f32("--spacing", f)
+            .map_err(CliError::new)?;
+        for (i, g) in config.garments.iter_mut().enumerate() {
+            // A modelled garment keeps its mesh's spacing.
+            if g.mesh.is_none() {
+                g.spacing = crate::limits::SPACING
+                    .check_f32(&format!("--spacing × garment[{i}].spacing"), g.spacing * f)
+                    .map_err(CliError::new)?;
+            }
+        }
+    }
+    Ok((rig, config, name))
+}
+
 pub fn run(args: Args) -> Result<(), CliError> {
-    let method: SkinMethod = args.method.parse().map_err(CliError::new)?;
-    crate::limits::SPACING_SCALE
-        .check_f32("--spacing", args.spacing)
-        .map_err(CliError::new)?;
     let trials = crate::limits::CHECK_TRIALS
         .check_u32("--trials", args.trials)
         .map_err(CliError::new)?;
@@ -275,49 +377,28 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         super::refuse_existing(path, args.force)?;
     }
-    let rig = load_rig_named(&args.rig, None)
-        .map_err(|e| CliError::new(format!("cannot load {}: {e}", args.rig)))?;
+    let (rig, config, name) = setup(&args)?;
+    let method = config.method;
+    let model = config.sim.model;
+    let spacing = args.spacing.unwrap_or(1.0);
     if rig.clips.is_empty() {
-        return Err(CliError::new(format!("{} has no clips to check", args.rig)));
+        return Err(CliError::new(format!("{name} has no clips to check")));
     }
-    let clips: Vec<usize> = if args.clip == "all" {
-        (0..rig.clips.len()).collect()
-    } else {
-        vec![rig.clip(&args.clip).ok_or_else(|| {
+    // `--clip`, else the scene file's clip, else all.
+    let wanted = args.clip.clone().or_else(|| config.clip.clone());
+    let clips: Vec<usize> = match wanted.as_deref() {
+        None | Some("all") => (0..rig.clips.len()).collect(),
+        Some(clip) => vec![rig.clip(clip).ok_or_else(|| {
             CliError::new(format!(
-                "{} has no clip named '{}' (clips: {})",
-                args.rig,
-                args.clip,
+                "{name} has no clip named '{clip}' (clips: {})",
                 rig.clips
                     .iter()
                     .map(|c| c.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             ))
-        })?]
+        })?],
     };
-    let style: HakamaStyle = args
-        .hakama
-        .parse()
-        .map_err(|e: String| CliError::new(format!("--hakama: {e}")))?;
-    let mut config = SceneConfig {
-        method,
-        garments: GarmentKind::ALL
-            .iter()
-            .map(|&k| GarmentSpec {
-                style,
-                wear_unfit: args.wear_unfit,
-                ..GarmentSpec::coarse(k, args.spacing)
-            })
-            .collect(),
-        ..SceneConfig::default()
-    };
-    config.sim.model = args.model;
-    if let Some(k) = args.skin_contact {
-        config.sim.skin_contact = crate::limits::SKIN_CONTACT
-            .check_u32("--skin-contact", k)
-            .map_err(CliError::new)?;
-    }
     if method == SkinMethod::Cor {
         // Computed once here with a progress bar (and kept in the disk cache the scenes of
         // every clip then read).
@@ -350,7 +431,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 }
                 bar.set(done as u64);
             })
-            .map_err(|e| CliError::new(format!("cannot dress {}: {e}", args.rig)))?;
+            .map_err(|e| CliError::new(format!("cannot dress {name}: {e}")))?;
             drop(bar);
             unpinned_vertices = r.garments.iter().map(|g| g.vertices).sum::<usize>();
             if args.summary {
@@ -367,9 +448,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let report = Report {
         rig: rig.source.clone(),
         method: method.name().to_string(),
-        model: args.model.name().to_string(),
+        scene: scene_file(&args).map(|p| p.display().to_string()),
+        model: model.name().to_string(),
         trials,
-        spacing: args.spacing,
+        spacing,
         unpinned_vertices,
         body_triangles,
         thresholds: th,
@@ -417,16 +499,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if failed.is_empty() {
         say(format!(
-            "verdict: PASS ({n_clips} clips{of_trials}, {} skinning, {} model, spacing ×{})",
-            report.method, report.model, args.spacing
+            "verdict: PASS ({n_clips} clips{of_trials}, {} skinning, {} model, spacing ×{spacing}{})",
+            report.method,
+            report.model,
+            scene_note(&args)
         ));
         Ok(())
     } else {
         say(format!(
-            "verdict: FAIL ({} of {n_clips} clips{of_trials}, {} skinning, {} model: {})",
+            "verdict: FAIL ({} of {n_clips} clips{of_trials}, {} skinning, {} model{}: {})",
             failed.len(),
             report.method,
             report.model,
+            scene_note(&args),
             failed.join(", ")
         ));
         Err(CliError::new(format!(
@@ -434,4 +519,25 @@ pub fn run(args: Args) -> Result<(), CliError> {
             failed.len(),
         )))
     }
+}
+
+/// The scene file to check: the positional argument, unless it names a character file (which
+/// is taken as `--rig`).
+fn scene_file(args: &Args) -> Option<&Path> {
+    let p = args.scene.as_deref()?;
+    let ext = p
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("glb" | "gltf" | "fbx") => None,
+        _ => Some(p),
+    }
+}
+
+/// `, scene FILE` for the verdict line of a check of a scene file.
+fn scene_note(args: &Args) -> String {
+    scene_file(args)
+        .map(|p| format!(", scene {}", p.display()))
+        .unwrap_or_default()
 }
