@@ -683,6 +683,51 @@ fn rogue_is_dressed_and_walks() {
     dress_and_play(ROGUE, "Walking_A", false, f32::INFINITY, f32::INFINITY);
 }
 
+/// A head far bigger than a person's under a rigid helmet: the KayKit characters' heads are 46 %
+/// of their stature from the skull's base to the crown (a person's 11 %), and the Barbarian's
+/// hat stands 21 cm above its skull. The headband is sized to the head's own skin, and its band
+/// and tails to at most a quarter of the stature, so at rest it hangs no lower than the chest,
+/// as on a person; sized to the hat and the whole head, the Barbarian's tails were 1.3 m long
+/// and reached its hips (0.59 m above the floor), and its chop flung them 80 cm off the body.
+/// The garments are scaled to the body's height without the hat (1.02, not 1.13).
+#[test]
+fn a_headband_on_a_big_head_under_a_hat_stays_in_proportion() {
+    let mut rigs: Vec<(&str, Rig)> = vec![("ninja", drape::ninja::build().unwrap().rig)];
+    for rel in [BARBARIAN, ROGUE, ROBOT] {
+        let Some(rig) = cc0_rig(rel) else { return };
+        rigs.push((rel, rig));
+    }
+    for (name, rig) in rigs {
+        let scene = Scene::new(rig, coarse_config(None, &[GarmentKind::Headband])).unwrap();
+        let world = scene.world_from_node();
+        let y = |role: &str| world[scene.bones.get(role).unwrap()].w_axis.y;
+        let lowest = scene
+            .state
+            .x
+            .iter()
+            .map(|p| p.y)
+            .fold(f32::INFINITY, f32::min);
+        eprintln!(
+            "{name}: headband down to {lowest:.3}, chest joint {:.3}, head joint {:.3}, body scale {:.2}",
+            y("Spine2"),
+            y("Head"),
+            scene.body_scale
+        );
+        assert!(
+            lowest > y("Spine2"),
+            "{name}: the headband hangs to {lowest:.3}, below the chest joint ({:.3})",
+            y("Spine2")
+        );
+        if name == BARBARIAN {
+            assert!(
+                (1.0..1.05).contains(&scene.body_scale),
+                "{}",
+                scene.body_scale
+            );
+        }
+    }
+}
+
 /// The garments are sized with the body: the robot (about 4.1 units from its ankles to its
 /// head's end joint) is dressed at about twice the sizes a person gets.
 #[test]

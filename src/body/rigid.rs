@@ -14,6 +14,15 @@
 use crate::math::{Mat3, Mat4};
 use crate::rig::{Rig, SkinnedMesh};
 
+/// What [`with_rigid_parts`] appends to the name of a rigid mesh it binds to the skin.
+pub const RIGID_PART: &str = " (rigid, as body)";
+
+/// Whether `mesh` is a rigid mesh that [`with_rigid_parts`] bound to the skin (a hat, a helmet,
+/// a prop), not one the file skins.
+pub fn is_rigid_part(mesh: &SkinnedMesh) -> bool {
+    mesh.name.ends_with(RIGID_PART)
+}
+
 /// The rig with its rigid and other-skin meshes bound to skin `skin` (appended after the rig's
 /// own meshes, so mesh indices of the originals are unchanged), or `None` when there is nothing
 /// to add (then the rig itself is the body) or the rig has no such skin.
@@ -96,7 +105,7 @@ fn rigid_to_skin(
     }
     let normal_m = Mat3::from_mat4(bind_from_mesh).inverse().transpose();
     let mut out = m.clone();
-    out.name = format!("{} (rigid, as body)", m.name);
+    out.name = format!("{}{RIGID_PART}", m.name);
     out.positions = m
         .positions
         .iter()

@@ -201,10 +201,33 @@ impl<'a> BodyAtRest<'a> {
 
     /// World positions at rest of the skin vertices whose strongest influence is `node`.
     pub(super) fn dominated_vertices(&self, node: usize) -> Vec<Vec3> {
+        self.dominated_in(node, |_| true)
+    }
+
+    /// The head's own vertices at rest: those the Head bone dominates in the meshes the file
+    /// skins, leaving out rigid meshes on the head (a KayKit hat: the Barbarian's horned helmet
+    /// stands 21 cm above its skull), which are body to lie against but not the head a headband
+    /// is sized to. All the Head bone dominates where the file skins none (RobotExpressive's
+    /// head is a rigid box).
+    pub(super) fn head_vertices(&self, head: usize) -> Vec<Vec3> {
+        let own = self.dominated_in(head, |m| !crate::body::is_rigid_part(m));
+        if own.is_empty() {
+            self.dominated_vertices(head)
+        } else {
+            own
+        }
+    }
+
+    /// [`BodyAtRest::dominated_vertices`] over the meshes `keep` accepts.
+    fn dominated_in(
+        &self,
+        node: usize,
+        keep: impl Fn(&crate::rig::SkinnedMesh) -> bool,
+    ) -> Vec<Vec3> {
         let skin = &self.rig.skins[self.skin];
         let mut out = Vec::new();
         for m in &self.rig.meshes {
-            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
+            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() || !keep(m) {
                 continue;
             }
             for (v, p) in m.positions.iter().enumerate() {
@@ -218,11 +241,12 @@ impl<'a> BodyAtRest<'a> {
         out
     }
 
-    /// The highest skin vertex the Head bone dominates, above the head joint, at rest.
+    /// The highest of the head's own vertices ([`BodyAtRest::head_vertices`]), above the head
+    /// joint, at rest.
     fn head_top(&self) -> Option<Vec3> {
         let head = self.node("Head")?;
         let h = self.joint_world[head];
-        self.dominated_vertices(head)
+        self.head_vertices(head)
             .iter()
             .map(|q| q.y)
             .fold(None, |a: Option<f32>, y| Some(a.map_or(y, |a| a.max(y))))

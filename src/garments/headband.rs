@@ -16,17 +16,29 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
     let h = (top.y - head.y).max(0.05 * body.scale);
     let f = forehead_height(body, head, top);
     let centre = head + (top - head) * f;
+    // The band's height and the tails' length go with the head, as far as a head can be in
+    // proportion to a body: at most a quarter of the stature from the skull's base to the
+    // crown (a person's is 11 %, CesiumMan's 22 %; a chibi's, as the KayKit characters', 46 %,
+    // gave tails 1.3 m long that the Barbarian's chop flung 80 cm off its body).
+    let size = match (body.joint("LeftFoot", g), body.joint("RightFoot", g)) {
+        (Ok(l), Ok(r)) => h.min(MAX_HEAD_SHARE * (top.y - l.y.min(r.y))),
+        _ => h,
+    };
     Ok(band_with_tails(
         body,
         spec,
         centre,
-        0.15 * h,
+        0.15 * size,
         clearance,
         0.035 * body.scale,
-        1.4 * h,
+        1.4 * size,
         0.02 * body.scale,
     ))
 }
+
+/// The largest share of the stature (head top to the lower foot joint) that the headband's
+/// sizes take the head to have, skull base to crown.
+const MAX_HEAD_SHARE: f32 = 0.25;
 
 /// Where a hachimaki sits, as a fraction of the way from the `head` joint (the skull's base)
 /// to `top` (the head top): the height above the eyes where the head's skin is widest from
@@ -53,7 +65,7 @@ fn forehead_height(body: &BodyAtRest, head: Vec3, top: Vec3) -> f32 {
     let slabs = 20;
     let mut lo_x = vec![f32::INFINITY; slabs];
     let mut hi_x = vec![f32::NEG_INFINITY; slabs];
-    for q in body.dominated_vertices(head_node) {
+    for q in body.head_vertices(head_node) {
         let t = (q.y - head.y) / h;
         if !(0.0..1.0).contains(&t) {
             continue;
