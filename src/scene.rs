@@ -534,6 +534,10 @@ impl Scene {
             .collect();
         let bvh = ProxyBvh::build(&proxies.capsules, &start_frame);
         let mut player = Player::new(&rig.skeleton, &rig.skins);
+        // The hips the garments were laid out from, found in any naming scheme.
+        if let Some(h) = bones.0.get("Hips") {
+            player.set_hips(&rig.skeleton, h);
+        }
         player.set_root_motion(config.root_motion);
         player.set_loop_mode(LoopMode::Loop);
         let start_pose = layout.pose;

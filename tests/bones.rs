@@ -728,6 +728,40 @@ fn a_headband_on_a_big_head_under_a_hat_stays_in_proportion() {
     }
 }
 
+/// The KayKit skeletons name their hips `hips` under a `root` joint: the scene's player takes
+/// the hips the bone map finds, not the skin's first joint, so `in_place` root motion holds the
+/// hips over their rest place as on a Mixamo rig, and `drape check` measures the cloth in the
+/// hips' frame, not the root's. With the root as the hips (which the clips do not move), the
+/// Rogue's hips travelled 44 cm in `Death_A` (9 cm in `Dodge_Forward`).
+#[test]
+fn kaykit_hips_anchor_root_motion() {
+    let Some(rig) = cc0_rig(ROGUE) else { return };
+    let mut scene = Scene::new(
+        rig,
+        coarse_config(Some("Death_A".into()), &[GarmentKind::Headband]),
+    )
+    .unwrap();
+    let hips = scene.rig.skeleton.find("hips").unwrap();
+    assert_eq!(scene.player.hips(), Some(hips));
+    let start = (scene.startup_seconds() * 60.0).ceil() as usize;
+    let mut first = None;
+    let mut farthest = 0.0f32;
+    for f in 0..start + 120 {
+        scene.step(1.0 / 60.0);
+        if f < start {
+            continue;
+        }
+        let p = scene.world_from_node()[hips].w_axis.truncate();
+        let p = Vec3::new(p.x, 0.0, p.z);
+        let at = *first.get_or_insert(p);
+        farthest = farthest.max(p.distance(at));
+    }
+    assert!(
+        farthest < 0.05,
+        "the hips travelled {farthest:.3} m in place"
+    );
+}
+
 /// The garments are sized with the body: the robot (about 4.1 units from its ankles to its
 /// head's end joint) is dressed at about twice the sizes a person gets.
 #[test]

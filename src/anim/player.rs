@@ -99,13 +99,15 @@ pub struct Player {
 }
 
 impl Player {
-    /// A stopped player for `skeleton`. The hips are the node whose base name is `Hips`, else
-    /// the first joint of the first skin; with neither, root motion is left as authored.
+    /// A stopped player for `skeleton`. The hips are the node whose base name is `Hips` in any
+    /// case (KayKit's `hips`), else the first joint of the first skin; with neither, root motion
+    /// is left as authored. A scene sets the hips its bone map finds in any naming scheme
+    /// ([`Player::set_hips`]).
     pub fn new(skeleton: &Skeleton, skins: &[Skin]) -> Self {
         let hips = skeleton
             .names
             .iter()
-            .position(|n| Skeleton::base_name(n) == "Hips")
+            .position(|n| Skeleton::base_name(n).eq_ignore_ascii_case("Hips"))
             .or_else(|| {
                 skins
                     .first()
@@ -137,6 +139,16 @@ impl Player {
     /// Node index of the hips, if found.
     pub fn hips(&self) -> Option<usize> {
         self.hips
+    }
+
+    /// Takes node `hips` of `skeleton` as the hips (root motion, the in-place anchor): a scene
+    /// passes the one its humanoid bone map found (Unreal's `pelvis`, Rigify's `DEF-hips`, a
+    /// scene file's `[bones]`). An index outside the skeleton is ignored.
+    pub fn set_hips(&mut self, skeleton: &Skeleton, hips: usize) {
+        if hips < skeleton.len() {
+            self.hips = Some(hips);
+            self.hips_rest_world = skeleton.rest_world()[hips].transform_point3(Vec3::ZERO);
+        }
     }
 
     /// Starts `clip` at its start time (its end at negative speed) and plays it. With nothing

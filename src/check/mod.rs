@@ -309,10 +309,24 @@ fn heights(scene: &Scene) -> Vec<f32> {
 /// `tol` of its start position, both in the hips' frame (scale removed), and the hips' height
 /// within `tol`.
 pub fn clip_loops(rig: &Rig, clip: usize, root_motion: RootMotion, tol: f32) -> bool {
+    clip_loops_about(rig, clip, root_motion, tol, rig_hips(rig))
+}
+
+/// [`clip_loops`] with node `hips` as the hips (a scene's: [`Scene::player`]).
+fn clip_loops_about(
+    rig: &Rig,
+    clip: usize,
+    root_motion: RootMotion,
+    tol: f32,
+    hips: Option<usize>,
+) -> bool {
     let Some(c) = rig.clips.get(clip) else {
         return false;
     };
     let mut player = Player::new(&rig.skeleton, &rig.skins);
+    if let Some(h) = hips {
+        player.set_hips(&rig.skeleton, h);
+    }
     player.set_root_motion(root_motion);
     player.set_loop_mode(LoopMode::Once);
     player.play(clip, &rig.clips);
@@ -327,7 +341,8 @@ pub fn clip_loops(rig: &Rig, clip: usize, root_motion: RootMotion, tol: f32) -> 
     };
     let (a, b) = (world(c.start), world(c.end));
     let frame = |w: &[Mat4]| {
-        let h = player_hips(rig)
+        let h = player
+            .hips()
             .and_then(|h| w.get(h).copied())
             .unwrap_or(Mat4::IDENTITY);
         let (_, r, t) = h.to_scale_rotation_translation();
@@ -357,8 +372,13 @@ fn distance_rms_max(idx: &[usize], a: &[Vec3], b: &[Vec3]) -> (f32, f32) {
     ((sum / idx.len().max(1) as f64).sqrt() as f32, max)
 }
 
-fn player_hips(rig: &Rig) -> Option<usize> {
-    Player::new(&rig.skeleton, &rig.skins).hips()
+/// The rig's hips as a scene without a `[bones]` table finds them: the humanoid bone map's, else
+/// the player's own guess.
+fn rig_hips(rig: &Rig) -> Option<usize> {
+    crate::garments::BoneMap::for_rig(rig, &[])
+        .ok()
+        .and_then(|b| b.get("Hips"))
+        .or_else(|| Player::new(&rig.skeleton, &rig.skins).hips())
 }
 
 /// Checks one clip: builds the scene (`config` with `clip` set), runs its start-up, the clip,
@@ -406,7 +426,13 @@ pub fn check_clip_trial(
     let mut scene = Scene::new(rig.clone(), config)?;
     scene.perturb_cloth(trial, TRIAL_NUDGE);
     let duration = rig.clips[clip].duration();
-    let loops = clip_loops(rig, clip, scene.config.root_motion, th.loop_tolerance);
+    let loops = clip_loops_about(
+        rig,
+        clip,
+        scene.config.root_motion,
+        th.loop_tolerance,
+        scene.player.hips(),
+    );
     if !loops {
         scene.player.set_loop_mode(LoopMode::Once);
     }
