@@ -646,6 +646,35 @@ impl Scene {
         Scene::new_with_progress(rig, config, progress)
     }
 
+    /// Which node was taken for each humanoid role and how it was found, and the scale the
+    /// garments were sized by, when the names were not all Mixamo's or the body is not of a
+    /// person's height (`None` otherwise): what `drape bake` and `drape check` say before they
+    /// simulate.
+    pub fn bones_note(&self) -> Option<String> {
+        use crate::garments::BoneSource;
+        let plain = self
+            .bones
+            .sources
+            .iter()
+            .all(|(_, s)| matches!(s, BoneSource::Mixamo | BoneSource::Skin));
+        if plain && self.body_scale == 1.0 {
+            return None;
+        }
+        let mut s = format!(
+            "bones the garments were laid out from (role <- node, how it was found){}:\n",
+            if self.body_scale != 1.0 {
+                format!(
+                    "; garment sizes scaled by {:.2} to the body's height",
+                    self.body_scale
+                )
+            } else {
+                String::new()
+            }
+        );
+        s.push_str(&self.bones.describe(&self.rig.skeleton));
+        Some(s)
+    }
+
     /// Advances the whole scene by `dt` seconds (one rendered frame; the cloth runs
     /// `config.sim.substeps` substeps of `dt / substeps`). `dt` is clamped to 1/240 … 1/10 s.
     pub fn step(&mut self, dt: f32) {

@@ -650,3 +650,33 @@ fn the_check_reads_a_scene_file_and_the_flags_override_it() {
     check_refuses(&[typo.to_str().unwrap()], "did you mean 'substeps'");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// On a rig without Mixamo names the check says once (on stderr; its tables go to stdout) which
+/// node it took for which humanoid role and how it found it, as `drape bake` does (CesiumMan:
+/// found by the skeleton's shape).
+#[test]
+fn the_check_says_which_bone_it_took_for_which() {
+    let rig = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/rigs/khronos/CesiumMan/CesiumMan.glb");
+    if !rig.exists() {
+        if std::env::var("DRAPE_REQUIRE_ALL").is_ok_and(|v| v == "1") {
+            panic!("{} is required (DRAPE_REQUIRE_ALL=1)", rig.display());
+        }
+        eprintln!("SKIPPED: {} not available", rig.display());
+        return;
+    }
+    let args: Vec<&std::ffi::OsStr> = vec![rig.as_os_str(), "--spacing".as_ref(), "3".as_ref()];
+    let (_, stdout, stderr, _) = check_cli(&args, "bones");
+    assert_eq!(
+        stderr
+            .matches("bones the garments were laid out from")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Hips           <- \"Skeleton_torso_joint_1\""),
+        "{stderr}"
+    );
+    assert!(stdout.contains("verdict: "), "{stdout}");
+}

@@ -171,6 +171,10 @@ pub struct ClipReport {
     pub failures: Vec<String>,
     /// Wall seconds the check took.
     pub seconds: f32,
+    /// Which bone the garments took for which role, when not all by Mixamo names
+    /// ([`Scene::bones_note`]); said once by `drape check`, not in the JSON.
+    #[serde(skip)]
+    pub bones_note: Option<String>,
 }
 
 impl ClipReport {
@@ -702,5 +706,6 @@ pub fn check_clip_trial(
         worn_unfit: named(&scene.worn_unfit),
         failures,
         seconds: started.elapsed().as_secs_f32(),
+        bones_note: scene.bones_note(),
     })
 }

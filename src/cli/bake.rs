@@ -323,7 +323,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     // Say which bone was taken for which role when the names were not all Mixamo's, and which
     // garments the body cannot wear.
-    if let Some(note) = bones_note(&scene) {
+    if let Some(note) = scene.bones_note() {
         eprint!("{note}");
     }
     eprint!("{}", refused_note(&scene));
@@ -414,29 +414,4 @@ pub fn refused_note(scene: &Scene) -> String {
         .iter()
         .map(|(_, why)| format!("worn though it does not fit: {why}\n"));
     off.chain(worn).collect()
-}
-
-pub fn bones_note(scene: &Scene) -> Option<String> {
-    use crate::garments::BoneSource;
-    let plain = scene
-        .bones
-        .sources
-        .iter()
-        .all(|(_, s)| matches!(s, BoneSource::Mixamo | BoneSource::Skin));
-    if plain && scene.body_scale == 1.0 {
-        return None;
-    }
-    let mut s = format!(
-        "bones the garments were laid out from (role <- node, how it was found){}:\n",
-        if scene.body_scale != 1.0 {
-            format!(
-                "; garment sizes scaled by {:.2} to the body's height",
-                scene.body_scale
-            )
-        } else {
-            String::new()
-        }
-    );
-    s.push_str(&scene.bones.describe(&scene.rig.skeleton));
-    Some(s)
 }

@@ -433,6 +433,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             })
             .map_err(|e| CliError::new(format!("cannot dress {name}: {e}")))?;
             drop(bar);
+            // Which bone was taken for which role (non-Mixamo names), once, before the tables.
+            if reports.is_empty() && !args.quiet {
+                if let Some(note) = &r.bones_note {
+                    eprint!("{note}");
+                }
+            }
             unpinned_vertices = r.garments.iter().map(|g| g.vertices).sum::<usize>();
             if args.summary {
                 eprint!("{}", clip_table(&r));
