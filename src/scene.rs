@@ -244,6 +244,7 @@ impl SceneTimes {
 }
 
 /// A rig wearing garments. See the module docs.
+#[derive(Clone)]
 pub struct Scene {
     pub rig: Rig,
     pub config: SceneConfig,
@@ -817,6 +818,24 @@ impl Scene {
             self.player.pause();
             self.player.pose(&self.rig.clips, &mut self.first_frame);
         }
+    }
+
+    /// Before the clip plays (settle/blend phases): makes its *last* frame the start-up's blend
+    /// target and holds it there (the clip played once, from its end), so the garments settle
+    /// as they drape on the clip's last pose — the drape `drape check` compares a held clip
+    /// that ends elsewhere than it starts with. Nothing happens once the clip plays.
+    pub fn hold_clip_end(&mut self) {
+        let Some(c) = self.clip else {
+            return;
+        };
+        if self.phase == Phase::Play {
+            return;
+        }
+        self.player.set_loop_mode(LoopMode::Once);
+        self.player.play(c, &self.rig.clips);
+        self.player.seek(self.rig.clips[c].end, &self.rig.clips);
+        self.player.pause();
+        self.player.pose(&self.rig.clips, &mut self.first_frame);
     }
 
     /// Moves every free cloth particle by a fixed pseudo-random offset of at most `amplitude`
