@@ -20,7 +20,7 @@ use crate::skin::SkinMethod;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Scene file (TOML, as `drape bake` and `drape render` read it): check that scene, its
+    /// Scene file (TOML, as `drape bake` reads it): check that scene, its
     /// character, clips, garments and settings. Without it every library garment is checked on
     /// --rig with the defaults. A character file (.glb, .gltf, .fbx) here is taken as --rig.
     pub scene: Option<PathBuf>,
