@@ -21,10 +21,10 @@
 //!   1.5 s and each vertex is compared with its drape on that pose: the same garments, from
 //!   their unperturbed start, settled into the clip's last frame by the start-up and held as
 //!   long ([`Scene::hold_clip_end`]; a clip that ends lying down, or mid-punch, has another
-//!   drape than its start). RMS and max over the unpinned vertices. A looping clip is then also held: its
-//!   last pose (its first) for 1.5 s more, each vertex compared with its drape at the clip's
-//!   start (`held_rms`, `held_max`: reported, not judged). The loop asks that the cloth has
-//!   settled by the clip's end, which a hem swinging after a kick that ends 0.4 s
+//!   drape than its start). RMS and max over the unpinned vertices. A looping clip is then
+//!   also held: its last pose (its first) for 1.5 s more, each vertex compared with its drape
+//!   at the clip's start (`held_rms`, `held_max`: reported, not judged). The loop asks that the
+//!   cloth has settled by the clip's end, which a hem swinging after a kick that ends 0.4 s
 //!   after the foot lands has not; the hold, whether anything stays caught.
 //! - **hakama above the sash**: at the end, the hakama's highest unpinned vertex must stay below
 //!   the sash's highest vertex.
@@ -431,10 +431,6 @@ pub fn check_clip_trial(
         ..config.clone()
     };
     let mut scene = Scene::new(rig.clone(), config)?;
-    // A clip that ends elsewhere than it starts is judged against the drape on its last pose:
-    // the same garments settled there from their start ([`Scene::hold_clip_end`]).
-    let mut settled = scene.clone();
-    scene.perturb_cloth(trial, TRIAL_NUDGE);
     let duration = rig.clips[clip].duration();
     let loops = clip_loops_about(
         rig,
@@ -443,6 +439,10 @@ pub fn check_clip_trial(
         th.loop_tolerance,
         scene.player.hips(),
     );
+    // A clip that ends elsewhere than it starts is judged against the drape on its last pose:
+    // the same garments settled there from their (unperturbed) start ([`Scene::hold_clip_end`]).
+    let mut settled = (!loops).then(|| scene.clone());
+    scene.perturb_cloth(trial, TRIAL_NUDGE);
     if !loops {
         scene.player.set_loop_mode(LoopMode::Once);
     }
@@ -604,12 +604,15 @@ pub fn check_clip_trial(
             // The drape on the last pose: settled from the garments' start into the clip's last
             // frame and held as long (the start's drape is no reference for a clip that ends
             // lying down, or mid-punch).
+            let settled = settled
+                .as_mut()
+                .expect("cloned for a clip that does not loop");
             settled.hold_clip_end();
             for _ in 0..startup + hold {
-                tick(&mut settled);
+                tick(settled);
             }
-            reference_heights = heights(&settled);
-            in_hips_frame(&settled)
+            reference_heights = heights(settled);
+            in_hips_frame(settled)
         };
         if !scene.state.is_finite() {
             failures.push("the simulation produced non-finite values after the clip".into());
