@@ -205,9 +205,9 @@ impl<'a> BodyAtRest<'a> {
     }
 
     /// The head's own vertices at rest: those the Head bone dominates in the meshes the file
-    /// skins, leaving out rigid meshes on the head (a KayKit hat: the Barbarian's horned helmet
-    /// stands 21 cm above its skull), which are body to lie against but not the head a headband
-    /// is sized to. All the Head bone dominates where the file skins none (RobotExpressive's
+    /// skins, leaving out rigid meshes on the head (a KayKit hat: the Barbarian's stands 21 cm
+    /// above its skull), which are body to lie against but not the head a headband is sized
+    /// to. All the Head bone dominates where the file skins none (RobotExpressive's
     /// head is a rigid box).
     pub(super) fn head_vertices(&self, head: usize) -> Vec<Vec3> {
         let own = self.dominated_in(head, |m| !crate::body::is_rigid_part(m));
