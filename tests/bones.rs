@@ -687,8 +687,8 @@ fn rogue_is_dressed_and_walks() {
 /// of their stature from the skull's base to the crown (a person's 11 %), and the Barbarian's
 /// hat stands 21 cm above its skull. The headband is sized to the head's own skin, and its band
 /// and tails to at most a quarter of the stature, so at rest it hangs no lower than the chest,
-/// as on a person; sized to the hat and the whole head, the Barbarian's tails were 1.3 m long
-/// and reached its hips (0.59 m above the floor), and its chop flung them 80 cm off the body.
+/// as on a person; sized to the hat and the whole head, the Barbarian's tails were 1.6 m long
+/// and reached its hips (0.59 m above the floor), and its chop flung them 60 cm off the body.
 /// The garments are scaled to the body's height without the hat (1.02, not 1.13).
 #[test]
 fn a_headband_on_a_big_head_under_a_hat_stays_in_proportion() {

@@ -19,7 +19,8 @@ pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, Garm
     // The band's height and the tails' length go with the head, as far as a head can be in
     // proportion to a body: at most a quarter of the stature from the skull's base to the
     // crown (a person's is 11 %, CesiumMan's 22 %; a chibi's, as the KayKit characters', 46 %,
-    // gave tails 1.3 m long that the Barbarian's chop flung 80 cm off its body).
+    // gave the Rogue tails 1.3 m long, and the Barbarian, sized to its hat too, 1.6 m that its
+    // chop flung 60 cm off its body).
     let size = match (body.joint("LeftFoot", g), body.joint("RightFoot", g)) {
         (Ok(l), Ok(r)) => h.min(MAX_HEAD_SHARE * (top.y - l.y.min(r.y))),
         _ => h,
