@@ -259,6 +259,7 @@ pub const SCENE_KEYS: &[(&str, Accepts)] = &[
     ("root_motion", Accepts::Word(root_motion)),
     ("garment", Accepts::Garments),
     ("bones", Accepts::TextTable),
+    ("hide", Accepts::TextList),
 ];
 
 /// The keys of one `[[garment]]` table (see [`crate::scene::GarmentEntry`]).

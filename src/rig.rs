@@ -123,3 +123,144 @@ impl Rig {
         self.meshes.iter().map(|m| m.vertex_count()).sum()
     }
 }
+
+/// Whether `name` matches `pattern`, ignoring case: `*` stands for any run of characters
+/// (none included), `?` for one; everything else stands for itself.
+pub fn name_matches(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    let n: Vec<char> = name.to_lowercase().chars().collect();
+    // Greedy match with one backtrack point: the last `*` and where its run ends.
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        match p.get(i) {
+            Some('*') => {
+                star = Some((i, j));
+                i += 1;
+            }
+            Some(&c) if c == '?' || c == n[j] => {
+                i += 1;
+                j += 1;
+            }
+            _ => match star {
+                Some((si, sj)) => {
+                    i = si + 1;
+                    j = sj + 1;
+                    star = Some((si, sj + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
+impl Rig {
+    /// Takes the meshes that `patterns` name off the character: they are neither drawn nor
+    /// exported, and the garments neither meet them nor are checked against them. For a file
+    /// that shows every prop at once (KayKit's characters hold two axes, a mug and a shield, all
+    /// visible; a game shows one at a time), or a mesh the user does not want.
+    ///
+    /// A pattern names a mesh by its whole name (`Mug/Cylinder.061#0`), its node's name
+    /// (`Mug`) or its mesh's (`Cylinder.061`), or by the name of any node above its node, so
+    /// that `handslot.r` hides whatever the right hand holds. Case is ignored, and `*` and `?`
+    /// match as in a shell (`*Axe*`). Returns the names of the meshes taken off, in file order.
+    ///
+    /// Errors, leaving the rig as it was: a pattern that names no mesh (with the meshes there
+    /// are), and patterns that would take off every mesh.
+    pub fn hide_meshes(&mut self, patterns: &[String]) -> Result<Vec<String>, String> {
+        if patterns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sk = &self.skeleton;
+        let hidden_by = |pattern: &str, m: &SkinnedMesh| -> bool {
+            let (node, rest) = m.name.split_once('/').unwrap_or((m.name.as_str(), ""));
+            let mesh = rest.split('#').next().unwrap_or("");
+            if [m.name.as_str(), node, mesh]
+                .iter()
+                .any(|n| !n.is_empty() && name_matches(pattern, n))
+            {
+                return true;
+            }
+            // The mesh's node and every node above it (bounded: a malformed parent cycle
+            // cannot loop).
+            let mut at = Some(m.node as usize);
+            for _ in 0..sk.len() {
+                let Some(k) = at else { break };
+                if sk
+                    .names
+                    .get(k)
+                    .is_some_and(|n| !n.is_empty() && name_matches(pattern, n))
+                {
+                    return true;
+                }
+                at = sk.parents.get(k).copied().flatten().map(|p| p as usize);
+            }
+            false
+        };
+        let mut hide = vec![false; self.meshes.len()];
+        for p in patterns {
+            let mut any = false;
+            for (h, m) in hide.iter_mut().zip(&self.meshes) {
+                if hidden_by(p, m) {
+                    *h = true;
+                    any = true;
+                }
+            }
+            if !any {
+                return Err(format!(
+                    "'{p}' names no mesh of {} and no node above one (meshes: {})",
+                    self.source,
+                    self.meshes
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        if hide.iter().all(|&h| h) {
+            return Err(format!(
+                "hiding {} would take every mesh off {}",
+                patterns
+                    .iter()
+                    .map(|p| format!("'{p}'"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.source
+            ));
+        }
+        let mut names = Vec::new();
+        let mut k = 0;
+        self.meshes.retain(|m| {
+            let h = hide[k];
+            k += 1;
+            if h {
+                names.push(m.name.clone());
+            }
+            !h
+        });
+        Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_matches;
+
+    #[test]
+    fn names_match_shell_patterns_ignoring_case() {
+        assert!(name_matches("Mug", "mug"));
+        assert!(!name_matches("Mug", "Mugs"));
+        assert!(name_matches("*axe*", "1H_Axe_Offhand"));
+        assert!(name_matches("*Axe", "2H_Axe"));
+        assert!(!name_matches("*Axe", "1H_Axe_Offhand"));
+        assert!(name_matches("handslot.?", "handslot.r"));
+        assert!(!name_matches("handslot.?", "handslot.rr"));
+        assert!(name_matches("*", ""));
+        assert!(name_matches("a*b*c", "aXbYbZc"));
+        assert!(!name_matches("a*b*c", "aXbYbZ"));
+        assert!(name_matches("**x", "x"));
+        assert!(!name_matches("", "x"));
+    }
+}

@@ -63,6 +63,8 @@ pub enum SceneError {
     NoSkin(String),
     #[error("scene file {path}: {msg}")]
     File { path: String, msg: String },
+    #[error("hide: {0}")]
+    Hide(String),
 }
 
 /// Everything that defines a scene besides the rig. Every field documents its unit and default.
@@ -91,6 +93,11 @@ pub struct SceneConfig {
     /// Humanoid bone names, `(Mixamo base name, node name)`, overriding those found by name or
     /// guessed from the skeleton's shape ([`crate::garments::BoneMap`]). Default: none.
     pub bones: Vec<(String, String)>,
+    /// Meshes taken off the character before anything is built ([`Rig::hide_meshes`]: a mesh,
+    /// node or mesh name, or a node above it; `*` and `?` as in a shell): props a file shows
+    /// all at once, parts the user does not want. Hidden meshes are not body: neither fitted,
+    /// drawn, exported nor checked. Default: none.
+    pub hide: Vec<String>,
 }
 
 impl Default for SceneConfig {
@@ -171,6 +178,7 @@ impl Default for SceneConfig {
             proxies: ProxyOptions::default(),
             skin: 0,
             bones: Vec::new(),
+            hide: Vec::new(),
         }
     }
 }
@@ -287,6 +295,11 @@ pub struct Scene {
     /// Garments worn although this body cannot wear them (`GarmentSpec::wear_unfit`), with
     /// the reason they would have been left off.
     pub worn_unfit: Vec<(GarmentKind, String)>,
+    /// The meshes taken off the character ([`SceneConfig::hide`]), by name.
+    pub hidden: Vec<String>,
+    /// Per triangle of the body's meshes (in order): part of an open sheet, with no inside
+    /// ([`crate::body::sheet_triangles`]).
+    pub sheet_tris: Vec<bool>,
     /// The body scale the garments were laid out at ([`BodyAtRest::scale`]).
     pub body_scale: f32,
     pose: Pose,
@@ -340,7 +353,17 @@ fn capsule_shape(frame: &ProxyFrame, [a, b]: [u32; 2]) -> Shape {
 /// 121.9 %; without them, 110.4 % and every per-frame check passes (issue 19: cloth never
 /// hangs from the hands). Cloth over a hand is not what the skin contact is for: the hips,
 /// thighs, hair and armour that stand outside their proxies are.
-fn body_surface(rig: &Rig, skinner: &Skinner, hands: &[bool]) -> crate::cloth::skin::SkinSurface {
+///
+/// **Nor the open sheets** (`sheets`, [`crate::body::sheet_triangles`]: KayKit's capes, one
+/// curved plane each). The side of a sheet's nearest point says "inside" for every point
+/// behind it, and the stage pushed the KayKit Barbarian's hakama, hanging between its cape and
+/// its back, out through the cape.
+fn body_surface(
+    rig: &Rig,
+    skinner: &Skinner,
+    hands: &[bool],
+    sheets: &[bool],
+) -> crate::cloth::skin::SkinSurface {
     let mut rest = Vec::new();
     let mut off_surface = Vec::new();
     for (i, m) in rig.meshes.iter().enumerate() {
@@ -359,12 +382,16 @@ fn body_surface(rig: &Rig, skinner: &Skinner, hands: &[bool]) -> crate::cloth::s
     }
     let mut tris = Vec::new();
     let mut base = 0u32;
+    let mut k = 0;
     for (m, mesh) in rig.meshes.iter().enumerate() {
         for t in mesh.indices.chunks_exact(3) {
             let t = [base + t[0], base + t[1], base + t[2]];
-            if !t
-                .iter()
-                .all(|&v| off_surface.get(v as usize).copied().unwrap_or(false))
+            let sheet = sheets.get(k).copied().unwrap_or(false);
+            k += 1;
+            if !sheet
+                && !t
+                    .iter()
+                    .all(|&v| off_surface.get(v as usize).copied().unwrap_or(false))
             {
                 tris.push(t);
             }
@@ -448,6 +475,9 @@ impl Scene {
             })?),
             None => (!rig.clips.is_empty()).then_some(0),
         };
+        // Hidden meshes leave the rig first: a mesh garment cannot name one.
+        let mut rig = rig;
+        let hidden = rig.hide_meshes(&config.hide).map_err(SceneError::Hide)?;
         // Meshes simulated as cloth leave the rig: they are garments now, not body (neither
         // fitted with proxies nor drawn, exported or checked as body).
         let (rig, meshes) = crate::garments::mesh::take_meshes(rig, skin, &config.garments)?;
@@ -550,6 +580,7 @@ impl Scene {
             player.pause();
             player.pose(&rig.clips, &mut first_frame);
         }
+        let sheet_tris = crate::body::sheet_triangles(&rig);
         let mut skinner = Skinner::new(&rig);
         if config.method == SkinMethod::Cor {
             skinner.prepare_cor(&rig, progress);
@@ -560,7 +591,7 @@ impl Scene {
         // The skinned-triangle collider only when the scene uses it; an empty one is skipped
         // every frame.
         if config.sim.skin_contact > 0 {
-            workspace.skin = body_surface(&rig, &skinner, &hand_nodes(&rig, &bones.0));
+            workspace.skin = body_surface(&rig, &skinner, &hand_nodes(&rig, &bones.0), &sheet_tris);
             workspace
                 .skin
                 .set_frame((0..rig.meshes.len()).map(|m| skinner.positions(m)));
@@ -618,6 +649,8 @@ impl Scene {
             config,
             refused,
             worn_unfit,
+            hidden,
+            sheet_tris,
         };
         if scene.phase == Phase::Play {
             scene.player.resume();
@@ -635,15 +668,7 @@ impl Scene {
         path: &Path,
         progress: &mut dyn FnMut(usize, crate::skin::CorProgress),
     ) -> Result<Scene, SceneError> {
-        let file = SceneFile::load(path)?;
-        let rig = file.load_rig(path.parent())?;
-        let mut config = file.config().map_err(|msg| SceneError::File {
-            path: path.display().to_string(),
-            msg,
-        })?;
-        if let Some(base) = path.parent() {
-            config.resolve_paths(base);
-        }
+        let (rig, config) = SceneFile::load_scene(path)?;
         Scene::new_with_progress(rig, config, progress)
     }
 
@@ -968,6 +993,8 @@ impl Scene {
 /// settle = 0.5             # s of bind pose (layout pose: see Scene's start-up)
 /// blend = 0.5              # s of blend into the first frame
 /// fps = 60
+/// hide = ["Mug", "*Axe*"]  # optional: meshes taken off the character (mesh or node name, or a
+///                          # node above them: "handslot.r"; * and ? as in a shell)
 ///
 /// [[garment]]
 /// kind = "cape"            # cape | hakama | sash | headband
@@ -1023,6 +1050,9 @@ pub struct SceneFile {
     /// Humanoid bone (Mixamo base name) → node name, for rigs without Mixamo names.
     #[serde(default)]
     pub bones: std::collections::BTreeMap<String, String>,
+    /// Meshes taken off the character ([`SceneConfig::hide`]).
+    #[serde(default)]
+    pub hide: Vec<String>,
 }
 
 /// One `[[garment]]` table of a scene file. Each key's range is in [`crate::limits::GARMENT_KEYS`]
@@ -1076,6 +1106,22 @@ impl SceneFile {
         table.try_into().map_err(|e| e.to_string())
     }
 
+    /// The character and the configuration of the scene file at `path`, its paths resolved
+    /// against the file's folder: what [`Scene::from_file`] builds, for a command that changes
+    /// the configuration first (`drape bake scene.toml --hide Mug`).
+    pub fn load_scene(path: &Path) -> Result<(Rig, SceneConfig), SceneError> {
+        let file = SceneFile::load(path)?;
+        let rig = file.load_rig(path.parent())?;
+        let mut config = file.config().map_err(|msg| SceneError::File {
+            path: path.display().to_string(),
+            msg,
+        })?;
+        if let Some(base) = path.parent() {
+            config.resolve_paths(base);
+        }
+        Ok((rig, config))
+    }
+
     /// The rig the file names: the built-in ninja (default) or a glTF file.
     pub fn load_rig(&self, base: Option<&Path>) -> Result<Rig, SceneError> {
         let mut rig = load_rig_named(self.rig.as_deref().unwrap_or("ninja"), base)?;
@@ -1115,6 +1161,10 @@ impl SceneFile {
             }
             c.bones.push((bone.clone(), node.clone()));
         }
+        if let Some(p) = self.hide.iter().find(|p| p.trim().is_empty()) {
+            return Err(format!("hide: '{p}' is empty; name a mesh or a node"));
+        }
+        c.hide.clone_from(&self.hide);
         if let Some(s) = self.substeps {
             c.sim.substeps = lim::SUBSTEPS.check_u32("substeps", s)?;
         }

@@ -365,6 +365,7 @@ fn bake_refuses_to_overwrite_without_force() {
         no_normals: false,
         model: None,
         wear_unfit: false,
+        hide: Vec::new(),
     };
     let err = drape::cli::bake::run(args).expect_err("must refuse");
     assert!(err.to_string().contains("--force"), "{err}");

@@ -775,3 +775,74 @@ fn garments_scale_with_a_big_body() {
     );
     assert_eq!(drape::garments::body_scale(1.8), 1.0);
 }
+
+/// KayKit's files show every prop at once: the Barbarian holds an axe and a round shield in its
+/// left hand and an axe, a great axe and a mug in its right, all visible (a game shows one at a
+/// time). `hide` takes meshes off by node or mesh name, by a node above them (a hand slot: what
+/// the hand holds) or by a shell pattern, ignoring case; a name that matches nothing, or hiding
+/// every mesh, is refused naming the file and leaves the rig as it was. A scene built with
+/// `SceneConfig::hide` neither draws nor fits the hidden meshes and says which they were.
+#[test]
+fn kaykit_props_can_be_hidden() {
+    let Some(rig) = cc0_rig(BARBARIAN) else {
+        return;
+    };
+    let hide = |pats: &[&str]| {
+        let mut r = rig.clone();
+        let pats: Vec<String> = pats.iter().map(|p| p.to_string()).collect();
+        let names = r.hide_meshes(&pats);
+        (r, names)
+    };
+    let nodes = |names: &[String]| -> Vec<String> {
+        names
+            .iter()
+            .map(|n| n.split('/').next().unwrap().to_string())
+            .collect()
+    };
+    let (r, names) = hide(&["handslot.l"]);
+    assert_eq!(
+        nodes(&names.unwrap()),
+        ["1H_Axe_Offhand", "Barbarian_Round_Shield"]
+    );
+    assert_eq!(r.meshes.len(), rig.meshes.len() - 2);
+    let (_, names) = hide(&["HANDSLOT.R"]);
+    assert_eq!(nodes(&names.unwrap()), ["1H_Axe", "2H_Axe", "Mug"]);
+    let (_, names) = hide(&["*axe*", "Cylinder.061"]);
+    assert_eq!(
+        nodes(&names.unwrap()),
+        ["1H_Axe_Offhand", "1H_Axe", "2H_Axe", "Mug"]
+    );
+    let (r, e) = hide(&["Mug", "Mugg"]);
+    let e = e.unwrap_err();
+    assert!(
+        e.contains("'Mugg' names no mesh") && e.contains("Barbarian.glb") && e.contains("Mug/"),
+        "{e}"
+    );
+    assert_eq!(
+        r.meshes.len(),
+        rig.meshes.len(),
+        "nothing hidden on an error"
+    );
+    let (_, e) = hide(&["*"]);
+    assert!(e.unwrap_err().contains("every mesh"));
+
+    let mut config = coarse_config(Some("Idle".into()), &[GarmentKind::Sash]);
+    config.hide = vec!["handslot.l".into(), "handslot.r".into()];
+    let scene = Scene::new(rig.clone(), config).unwrap();
+    assert_eq!(scene.hidden.len(), 5);
+    assert_eq!(scene.rig.meshes.len(), rig.meshes.len() - 5);
+    assert!(scene
+        .rig
+        .meshes
+        .iter()
+        .all(|m| !m.name.starts_with("Mug") && !m.name.contains("Shield")));
+    let mut config = coarse_config(Some("Idle".into()), &[GarmentKind::Sash]);
+    config.hide = vec!["Shield".into()];
+    let e = Scene::new(rig, config)
+        .err()
+        .expect("no mesh is named Shield");
+    assert!(
+        e.to_string().starts_with("hide: 'Shield' names no mesh"),
+        "{e}"
+    );
+}

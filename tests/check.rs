@@ -176,6 +176,71 @@ fn an_open_box_is_inside_below_its_rim_and_outside_above() {
     assert!(!q.query(Vec3::new(0.7, 0.0, 0.0)).is_inside());
 }
 
+/// A cape-like open sheet behind a closed box (a back): half a cylinder of radius 0.3 m about
+/// the box, its normals outward. Near its concave side the sheet alone makes the winding number
+/// pass ½, so cloth hanging between it and the back read as inside the body (the KayKit
+/// Barbarian's hakama under its cape, 35 mm "deep"). Flagged as a sheet
+/// (`drape::body::sheets`), it has no inside, and a point inside the box is as deep as the box's
+/// nearest face, not the sheet.
+#[test]
+fn an_open_sheet_has_no_inside() {
+    let mut positions: Vec<Vec3> = Vec::new();
+    let mut indices: Vec<u32> = Vec::new();
+    for t in boxed(Vec3::new(-0.1, -0.5, -0.1), Vec3::new(0.1, 0.5, 0.1), false) {
+        let b = positions.len() as u32;
+        positions.extend(t);
+        indices.extend([b, b + 1, b + 2]);
+    }
+    let box_tris = indices.len() / 3;
+    // The sheet: 24 × 10 quads over the half cylinder behind (−z) the box.
+    let (segs, rows) = (24u32, 10u32);
+    let b = positions.len() as u32;
+    for i in 0..=segs {
+        let a = std::f32::consts::PI * (1.0 + i as f32 / segs as f32);
+        for j in 0..=rows {
+            let y = -0.6 + 1.2 * j as f32 / rows as f32;
+            positions.push(Vec3::new(0.3 * a.cos(), y, 0.3 * a.sin()));
+        }
+    }
+    let at = |i: u32, j: u32| b + i * (rows + 1) + j;
+    for i in 0..segs {
+        for j in 0..rows {
+            // Outward normals (away from the axis).
+            indices.extend([at(i, j), at(i, j + 1), at(i + 1, j + 1)]);
+            indices.extend([at(i, j), at(i + 1, j + 1), at(i + 1, j)]);
+        }
+    }
+    let sheets = drape::body::sheets::mesh_sheets(&positions, &indices);
+    assert!(sheets[..box_tris].iter().all(|&s| !s), "the box is closed");
+    assert!(
+        sheets[box_tris..].iter().all(|&s| s),
+        "the half cylinder is a sheet"
+    );
+    let mut plain = SkinQuery::default();
+    plain.rebuild_meshes([(&positions[..], &indices[..])]);
+    let mut q = SkinQuery::default();
+    q.rebuild_meshes_with_sheets([(&positions[..], &indices[..])], &sheets);
+    // Between the back and the sheet, 5 mm in front of the sheet.
+    let behind = Vec3::new(0.0, 0.0, -0.295);
+    let before = plain.query(behind);
+    assert!(before.is_inside(), "the sheet alone: {before:?}");
+    let after = q.query(behind);
+    assert!(
+        !after.is_inside() && after.winding.abs() < 0.05,
+        "{after:?}"
+    );
+    // Outside the sheet and beside the box: outside either way.
+    assert!(!q.query(Vec3::new(0.0, 0.0, -0.4)).is_inside());
+    assert!(!q.query(Vec3::new(0.2, 0.0, 0.0)).is_inside());
+    // Inside the box, 2 cm from its back face: inside, 2 cm deep.
+    let inside = q.query(Vec3::new(0.0, 0.0, -0.08));
+    assert!(inside.is_inside(), "{inside:?}");
+    assert!((inside.depth - 0.02).abs() < 1e-5, "{inside:?}");
+    // The sheet is still a surface to the nearest-triangle query (naming the part nearest).
+    let (d, t) = q.nearest(behind, f32::INFINITY).unwrap();
+    assert!((t as usize) >= box_tris && d < 0.006, "{d} {t}");
+}
+
 /// On the dressed ninja: a free hakama vertex moved to the hips joint (inside the pelvis) is
 /// found inside at its distance to the nearest skin triangle; one moved 1.5 m above the hips (above
 /// the head) is not.
@@ -648,6 +713,35 @@ fn the_check_reads_a_scene_file_and_the_flags_override_it() {
         &[caped.to_str().unwrap(), "--hakama", "fitted"],
         "dressed without a hakama",
     );
+    // Meshes taken off: a name that matches none, or every mesh, is refused, from the flags
+    // or from the file.
+    check_refuses(
+        &[s, "--hide", "Nope"],
+        "'Nope' names no mesh of built-in ninja",
+    );
+    check_refuses(&[s, "--hide", "nin*"], "would take every mesh off");
+    let hiding = dir.join("hiding.toml");
+    std::fs::write(&hiding, "hide = [\"Cape\"]\n[[garment]]\nkind = \"sash\"\n").unwrap();
+    check_refuses(&[hiding.to_str().unwrap()], "'Cape' names no mesh");
+    // On the two-mesh corpus robot the joints mesh comes off: the JSON names it, and the body
+    // measured is the surface alone.
+    let args: Vec<&std::ffi::OsStr> = vec![
+        robot.as_os_str(),
+        "--hide".as_ref(),
+        "bot_joints".as_ref(),
+        "--clip".as_ref(),
+        "walk".as_ref(),
+        "--spacing".as_ref(),
+        "3".as_ref(),
+        "--quiet".as_ref(),
+    ];
+    let (_, stdout, stderr, v) = check_cli(&args, "hide");
+    assert_eq!(
+        v["hidden"],
+        serde_json::json!(["Bot_Joints/Bot_Joints#0"]),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(v["body_triangles"], 11544);
     let typo = dir.join("typo.toml");
     std::fs::write(&typo, "substep = 8\n").unwrap();
     check_refuses(&[typo.to_str().unwrap()], "typo.toml");

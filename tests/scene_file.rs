@@ -178,7 +178,7 @@ fn each_key_reaches_the_configuration() {
     let c = config(
         "rig = \"ninja\"\nclip = \"stance\"\nskinning = \"cor\"\nsubsteps = 12\n\
          self_collision = false\nskin_contact = 2\nmodel = \"xpbd\"\nsettle = 0.25\nblend = 0.75\nfps = 30\n\
-         root_motion = \"travel\"\n[bones]\nHead = \"head_node\"\n\
+         root_motion = \"travel\"\nhide = [\"Mug\", \"*Axe*\"]\n[bones]\nHead = \"head_node\"\n\
          [[garment]]\nkind = \"sash\"\nspacing = 0.02\nclearance = 0.01\nlength = 0.8\n\
          k_structural = 123\nk_shear = 45\nk_bend = 6\narea_density = 0.3\ndamping = 0.4\n\
          thickness = 0.004\nfriction = 0.7\n\
@@ -201,6 +201,7 @@ fn each_key_reaches_the_configuration() {
     assert!((c.sim.frame_dt - 1.0 / 30.0).abs() < 1e-7);
     assert_eq!(c.root_motion, drape::anim::player::RootMotion::Travel);
     assert_eq!(c.bones, vec![("Head".into(), "head_node".into())]);
+    assert_eq!(c.hide, vec!["Mug".to_string(), "*Axe*".to_string()]);
     let g = &c.garments[0];
     assert_eq!(g.kind, drape::garments::GarmentKind::Sash);
     assert_eq!((g.spacing, g.clearance, g.length), (0.02, 0.01, 0.8));
@@ -220,7 +221,7 @@ fn each_key_reaches_the_configuration() {
     // Every key of the table was set by the file above (a key added to the table needs a line
     // here too).
     let text =
-        "rig clip skinning substeps self_collision skin_contact model settle blend fps root_motion bones \
+        "rig clip skinning substeps self_collision skin_contact model settle blend fps root_motion bones hide \
                 garment kind spacing clearance length k_structural k_shear k_bend area_density \
                 damping thickness friction mesh pin max_distance style wear_unfit";
     for (_, key, _) in every_key() {

@@ -481,6 +481,7 @@ fn command_line_actions_parse_to_the_same_actions() {
             "cloth.Rogue_Cape=on",
             Action::SimulateAsCloth("Rogue_Cape".into(), true),
         ),
+        ("hide.Mug=off", Action::HideMesh("Mug".into(), false)),
         ("spacing=1.25", Action::SetSpacingScale(1.25)),
     ];
     for (text, want) in cases {
@@ -709,4 +710,53 @@ fn simulate_as_cloth_turns_a_mesh_of_the_character_into_a_garment_and_back() {
     v.flush();
     assert!(!kinds(&v).contains(&GarmentKind::Mesh));
     assert_eq!(v.rig().meshes.len(), meshes);
+}
+
+/// A prop the file shows with every other is taken off in the panel ("hide") and put back:
+/// the scene's body loses the mesh and says so, the panel still lists it; a name the character
+/// does not have is refused with a message and changes nothing.
+#[test]
+fn a_mesh_of_the_character_is_hidden_and_shown_again() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(path) = [root.join("../shared"), root.join("../../shared")]
+        .into_iter()
+        .map(|d| d.join("rigs/cc0/KayKit_Rogue/Rogue.glb"))
+        .find(|p| p.exists())
+    else {
+        eprintln!("SKIPPED: ../shared/rigs/cc0/KayKit_Rogue/Rogue.glb not found");
+        assert!(
+            !std::env::var("DRAPE_REQUIRE_ALL").is_ok_and(|v| v == "1"),
+            "DRAPE_REQUIRE_ALL=1 and ../shared/rigs/cc0 is missing"
+        );
+        return;
+    };
+    let rig = drape::asset::load_rig(&path).unwrap();
+    let settings = ViewerSettings {
+        garments: [false; 4],
+        ..Default::default()
+    };
+    let mut v = Viewer::new(rig, "Rogue", settings).expect("viewer");
+    let crossbow = v
+        .character_meshes()
+        .into_iter()
+        .find(|m| m.starts_with("2H_Crossbow"))
+        .expect("the Rogue holds a crossbow");
+    let meshes = v.rig().meshes.len();
+    v.apply(Action::HideMesh(crossbow.clone(), true));
+    v.flush();
+    assert_eq!(v.rig().meshes.len(), meshes - 1, "{:?}", v.messages);
+    assert_eq!(v.scene.hidden, [crossbow.clone()]);
+    assert!(v.character_meshes().contains(&crossbow), "still listed");
+    v.apply(Action::HideMesh(crossbow.clone(), false));
+    v.flush();
+    assert_eq!(v.rig().meshes.len(), meshes);
+    assert!(v.scene.hidden.is_empty());
+    v.apply(Action::HideMesh("Crossbow".into(), true));
+    v.flush();
+    assert_eq!(v.rig().meshes.len(), meshes);
+    assert!(
+        errors(&v).iter().any(|e| e.contains("no mesh 'Crossbow'")),
+        "{:?}",
+        v.messages
+    );
 }

@@ -336,6 +336,17 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
             if ui.button(label).clicked() {
                 out.push(Action::SimulateAsCloth(meshes[pick].clone(), !on));
             }
+            let hidden = s.hidden_meshes.contains(&meshes[pick]);
+            if ui
+                .button(if hidden { "show" } else { "hide" })
+                .on_hover_text(
+                    "take this mesh off the character (a prop the file shows with every other): \
+                     not drawn, and not body to the cloth or the check",
+                )
+                .clicked()
+            {
+                out.push(Action::HideMesh(meshes[pick].clone(), !hidden));
+            }
         });
     }
     egui::ComboBox::from_label("fabric preset")

@@ -51,6 +51,9 @@ pub enum Action {
     WearUnfit(GarmentKind, bool),
     /// Simulates the character's mesh of that (full) name as cloth pinned at its top, or stops.
     SimulateAsCloth(String, bool),
+    /// Takes the character's mesh of that (full) name off (a prop the file shows with every
+    /// other: `SceneConfig::hide`), or puts it back.
+    HideMesh(String, bool),
     SetFabricPreset(FabricPreset),
     /// One fabric parameter of one garment, in the parameter's unit ([`FabricParam`]).
     SetFabric(GarmentKind, FabricParam, f32),
@@ -139,7 +142,7 @@ impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
     /// root_motion, load, garment.KIND, wear_unfit.KIND (wear a garment the body cannot), fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
-    /// model, hakama (half_skirts|fitted|divided), cloth.MESH (simulate the character's mesh MESH as cloth), self_collision, skin_contact, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
+    /// model, hakama (half_skirts|fitted|divided), cloth.MESH (simulate the character's mesh MESH as cloth), hide.MESH (take it off), self_collision, skin_contact, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {
@@ -219,6 +222,8 @@ impl Action {
             k => {
                 if let Some(name) = k.strip_prefix("cloth.") {
                     Action::SimulateAsCloth(name.to_string(), on_off(need()?)?)
+                } else if let Some(name) = k.strip_prefix("hide.") {
+                    Action::HideMesh(name.to_string(), on_off(need()?)?)
                 } else if let Some(kind) = k.strip_prefix("wear_unfit.") {
                     let kind: GarmentKind = kind.parse().map_err(|e| format!("{e}"))?;
                     Action::WearUnfit(kind, on_off(need()?)?)
@@ -477,6 +482,19 @@ impl Viewer {
                 }
                 self.rebuild_pending = true;
             }
+            Action::HideMesh(name, on) => {
+                if !self.base_rig.meshes.iter().any(|m| m.name == name) {
+                    let msg = format!("hide: the character has no mesh '{name}'");
+                    self.message(Level::Error, msg);
+                    return;
+                }
+                let s = &mut self.settings;
+                s.hidden_meshes.retain(|n| *n != name);
+                if on {
+                    s.hidden_meshes.push(name);
+                }
+                self.rebuild_pending = true;
+            }
             Action::SetFabricPreset(p) => {
                 s.fabric_preset = p;
                 s.fabrics = GarmentKind::ALL.map(|k| p.fabric(k));
@@ -698,10 +716,12 @@ impl Viewer {
         // Meshes simulated as cloth belong to the character being replaced.
         let mut fresh = self.settings.clone();
         fresh.cloth_meshes.clear();
+        fresh.hidden_meshes.clear();
         fresh.wear_unfit = [false; 4];
         match build_scene(&rig, &fresh, &mut msgs) {
             Ok(scene) => {
                 self.settings.cloth_meshes.clear();
+                self.settings.hidden_meshes.clear();
                 self.settings.wear_unfit = [false; 4];
                 self.scene = scene;
                 self.base_rig = rig;
@@ -940,7 +960,7 @@ pub fn scene_config(
         .collect();
     // The character's meshes picked to be simulated as cloth (panel: "simulate as cloth").
     for name in &s.cloth_meshes {
-        if rig.meshes.iter().any(|m| m.name == *name) {
+        if rig.meshes.iter().any(|m| m.name == *name) && !s.hidden_meshes.contains(name) {
             use crate::garments::mesh::{MeshGarmentSpec, MeshSource, PinRule};
             c.garments.push(GarmentSpec::mesh(MeshGarmentSpec::new(
                 MeshSource::Rig(name.clone()),
@@ -948,6 +968,13 @@ pub fn scene_config(
             )));
         }
     }
+    // The meshes taken off (panel: "hide"), by their full names.
+    c.hide = s
+        .hidden_meshes
+        .iter()
+        .filter(|name| rig.meshes.iter().any(|m| m.name == **name))
+        .cloned()
+        .collect();
     c.sim.substeps = s.substeps;
     c.sim.integrator = s.integrator;
     c.sim.model = s.model;

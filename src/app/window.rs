@@ -31,6 +31,8 @@ pub struct Options {
     pub character: Option<PathBuf>,
     /// Files whose clips are put on the character by bone name (`--clips-from`).
     pub clips_from: Vec<PathBuf>,
+    /// Meshes taken off the character (`--hide`, see [`crate::Rig::hide_meshes`]).
+    pub hide: Vec<String>,
     /// Where settings are read and written (none for tests).
     pub settings: SettingsStore,
     /// Inner size of the window, physical pixels.
@@ -119,6 +121,8 @@ pub fn run(opts: Options) -> Result<RunReport, ViewError> {
         .map_err(|e| ViewError::Character(e.to_string()))?;
     crate::cli::clips_from::add_clips(&mut rig, &opts.clips_from, &Default::default())
         .map_err(|e| ViewError::Character(e.to_string()))?;
+    rig.hide_meshes(&opts.hide)
+        .map_err(|e| ViewError::Character(format!("--hide: {e}")))?;
     let name = opts
         .character
         .as_ref()

@@ -16,6 +16,7 @@
 pub mod bvh;
 pub mod proxies;
 mod rigid;
+pub mod sheets;
 pub mod surface;
 
 pub use self::bvh::ProxyBvh;
@@ -25,3 +26,4 @@ pub use proxies::{
     Proxies, ProxyFrame, ProxyOptions, ProxyQuality, StandOff, QUALITY_TOLERANCE,
 };
 pub use rigid::{is_rigid_part, mesh_bound_to_skin, with_rigid_parts};
+pub use sheets::sheet_triangles;

@@ -123,6 +123,10 @@ pub struct GarmentReport {
     pub max_depth_time: f32,
     /// The bone whose skin is nearest that vertex (empty when nothing was inside).
     pub max_depth_bone: String,
+    /// When that skin is a rigid prop a hand holds (a KayKit weapon, shield or mug): its node,
+    /// and which hand. A file that shows every prop at once is checked with the props a scene
+    /// would show (`--hide`).
+    pub max_depth_prop: Option<String>,
     /// Largest length / rest length of a structural or shear spring with a free end.
     pub worst_stretch: f32,
     /// Rise of the garment's highest unpinned vertex above the first frame's, hips-relative.
@@ -210,6 +214,8 @@ pub struct Report {
     pub rig: String,
     /// The scene file checked (`drape check SCENE`), if any.
     pub scene: Option<String>,
+    /// The meshes taken off the character (`--hide`, a scene file's `hide`), by name.
+    pub hidden: Vec<String>,
     pub method: String,
     /// The cloth model (`mass_spring` or `xpbd`).
     pub model: String,
@@ -265,15 +271,51 @@ pub fn arm_triangles(rig: &Rig) -> Vec<bool> {
     triangle_nodes(rig).into_iter().map(is_arm).collect()
 }
 
-/// Rebuilds `query` over every body mesh of `scene` as skinned at its current frame.
+/// For every triangle of the scene's body (in [`body_query`]'s order): when it belongs to a
+/// rigid mesh under a hand (a prop the hand holds: KayKit's weapons on `handslot.l/r`), "'NODE',
+/// a prop the left (right) hand holds"; `None` otherwise.
+fn held_props(scene: &Scene) -> Vec<Option<String>> {
+    let sk = &scene.rig.skeleton;
+    let hands = [
+        (scene.bones.get("LeftHand"), "left"),
+        (scene.bones.get("RightHand"), "right"),
+    ];
+    let mut out = Vec::new();
+    for m in &scene.rig.meshes {
+        let mut prop = None;
+        if m.skin.is_none() {
+            let mut at = Some(m.node as usize);
+            'up: for _ in 0..sk.len() {
+                let Some(k) = at else { break };
+                for (h, side) in hands {
+                    if h == Some(k) {
+                        let name = sk.names.get(m.node as usize).cloned().unwrap_or_default();
+                        prop = Some(format!("'{name}', a prop the {side} hand holds"));
+                        break 'up;
+                    }
+                }
+                at = sk.parents.get(k).copied().flatten().map(|p| p as usize);
+            }
+        }
+        out.extend(std::iter::repeat_n(prop, m.indices.len() / 3));
+    }
+    out
+}
+
+/// Rebuilds `query` over every body mesh of `scene` as skinned at its current frame. Open
+/// sheets (a KayKit cape: [`crate::body::sheet_triangles`]) have no inside: cloth behind one
+/// is not inside the body.
 pub fn body_query(scene: &Scene, query: &mut SkinQuery) {
     let n = scene.rig.meshes.len();
-    query.rebuild_meshes((0..n).map(|m| {
-        (
-            scene.body_positions(m),
-            scene.rig.meshes[m].indices.as_slice(),
-        )
-    }));
+    query.rebuild_meshes_with_sheets(
+        (0..n).map(|m| {
+            (
+                scene.body_positions(m),
+                scene.rig.meshes[m].indices.as_slice(),
+            )
+        }),
+        &scene.sheet_tris,
+    );
 }
 
 /// Every garment particle of `scene` against the visible skin at its current frame (what a
@@ -487,6 +529,7 @@ pub fn check_clip_trial(
             max_depth: 0.0,
             max_depth_time: 0.0,
             max_depth_bone: String::new(),
+            max_depth_prop: None,
             worst_stretch: 0.0,
             lift: 0.0,
             lift_time: 0.0,
@@ -519,7 +562,9 @@ pub fn check_clip_trial(
 
     let mut query = SkinQuery::default();
     let mut inside = Vec::new();
-    let tri_nodes = triangle_nodes(rig);
+    // The body the query is built over is the scene's (less the meshes simulated as cloth).
+    let tri_nodes = triangle_nodes(&scene.rig);
+    let held = held_props(&scene);
     let mut first_top = vec![0.0f32; ng];
     let mut deep_frames = 0;
     let mut first_frame_time = 0.0;
@@ -554,12 +599,13 @@ pub fn check_clip_trial(
                         r.max_depth = d;
                         r.max_depth_time = t;
                         let p = Vec3::from(scene.state.x[i]);
-                        r.max_depth_bone = query
-                            .nearest(p, f32::INFINITY)
-                            .and_then(|(_, t)| tri_nodes.get(t as usize))
+                        let tri = query.nearest(p, f32::INFINITY).map(|(_, t)| t as usize);
+                        r.max_depth_bone = tri
+                            .and_then(|t| tri_nodes.get(t))
                             .and_then(|&n| scene.rig.skeleton.names.get(n as usize))
                             .cloned()
                             .unwrap_or_default();
+                        r.max_depth_prop = tri.and_then(|t| held.get(t).cloned().flatten());
                     }
                 }
                 top = top.max(h[i]);
@@ -685,11 +731,19 @@ pub fn check_clip_trial(
     for r in &mut reports {
         if r.worst_share > th.shallow_share {
             r.failures.push(format!(
-                "{:.2} % of its vertices more than {:.0} mm inside the skin at {:.2} s (limit {:.1} %)",
+                "{:.2} % of its vertices more than {:.0} mm inside the skin at {:.2} s (limit {:.1} %){}",
                 100.0 * r.worst_share,
                 th.shallow * 1e3,
                 r.worst_share_time,
-                100.0 * th.shallow_share
+                100.0 * th.shallow_share,
+                match &r.max_depth_prop {
+                    Some(p) => format!(
+                        ", deepest in {p}; if the file shows every prop at once, check with \
+                         those a scene shows (`--hide {}`)",
+                        r.max_depth_bone
+                    ),
+                    None => String::new(),
+                }
             ));
         }
         if finite && (r.return_rms > th.return_rms || r.return_max > th.return_max) {

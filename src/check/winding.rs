@@ -64,6 +64,10 @@ pub struct SkinQuery {
     tris: Vec<[Vec3; 3]>,
     /// Caller's triangle index of each entry of `tris`.
     ids: Vec<u32>,
+    /// Whether each entry of `tris` is part of an open sheet (`crate::body::sheets`), which has
+    /// no inside: it adds nothing to the winding number and is not the surface a depth is
+    /// measured to. Empty when there is none.
+    sheet: Vec<bool>,
     scratch: Vec<(u32, Vec3)>,
 }
 
@@ -129,6 +133,18 @@ impl SkinQuery {
         &mut self,
         meshes: impl IntoIterator<Item = (&'a [Vec3], &'a [u32])>,
     ) {
+        self.rebuild_meshes_with_sheets(meshes, &[]);
+    }
+
+    /// [`SkinQuery::rebuild_meshes`], the triangles flagged in `sheets` (in the same order;
+    /// missing flags are `false`) being parts of open sheets ([`crate::body::sheet_triangles`]):
+    /// they have no inside, so they add nothing to the winding number and a depth is not
+    /// measured to them; [`SkinQuery::nearest`] still finds them.
+    pub fn rebuild_meshes_with_sheets<'a>(
+        &mut self,
+        meshes: impl IntoIterator<Item = (&'a [Vec3], &'a [u32])>,
+        sheets: &[bool],
+    ) {
         let tris: Vec<[Vec3; 3]> = meshes
             .into_iter()
             .flat_map(|(p, idx)| {
@@ -142,11 +158,20 @@ impl SkinQuery {
             })
             .collect();
         self.rebuild(tris.into_iter());
+        if sheets.iter().any(|&s| s) {
+            self.sheet = self
+                .ids
+                .iter()
+                .map(|&i| sheets.get(i as usize).copied().unwrap_or(false))
+                .collect();
+            self.fill_moments(0);
+        }
     }
 
     fn rebuild(&mut self, triangles: impl Iterator<Item = [Vec3; 3]>) {
         self.tris.clear();
         self.ids.clear();
+        self.sheet.clear();
         self.nodes.clear();
         for (i, t) in triangles.enumerate() {
             if t.iter().all(|p| p.is_finite()) {
@@ -229,7 +254,7 @@ impl SkinQuery {
             let mut weighted = glam::DVec3::ZERO;
             let mut area = 0.0f64;
             let mut mean = glam::DVec3::ZERO;
-            for t in tris {
+            for (k, t) in tris.iter().enumerate() {
                 for p in t {
                     min = min.min(*p);
                     max = max.max(*p);
@@ -237,7 +262,9 @@ impl SkinQuery {
                 let n = 0.5 * (t[1] - t[0]).as_dvec3().cross((t[2] - t[0]).as_dvec3());
                 let a = n.length();
                 let c = (t[0] + t[1] + t[2]).as_dvec3() / 3.0;
-                dipole += n;
+                if !self.is_sheet(s + k) {
+                    dipole += n;
+                }
                 weighted += a * c;
                 area += a;
                 mean += c;
@@ -284,6 +311,11 @@ impl SkinQuery {
         n.area = area;
     }
 
+    /// Whether entry `k` of `tris` is part of an open sheet.
+    fn is_sheet(&self, k: usize) -> bool {
+        self.sheet.get(k).copied().unwrap_or(false)
+    }
+
     /// Number of triangles.
     pub fn len(&self) -> usize {
         self.tris.len()
@@ -312,8 +344,10 @@ impl SkinQuery {
                 w += dd.dot(n.dipole.as_dvec3()) / (FOUR_PI * dist2 as f64 * dd.length());
             } else if n.count > 0 {
                 let s = n.start as usize;
-                for t in &self.tris[s..s + n.count as usize] {
-                    w += triangle_winding(q, t);
+                for (k, t) in self.tris[s..s + n.count as usize].iter().enumerate() {
+                    if !self.is_sheet(s + k) {
+                        w += triangle_winding(q, t);
+                    }
                 }
             } else if top + 2 <= stack.len() {
                 stack[top] = i as u32 + 1;
@@ -333,7 +367,9 @@ impl SkinQuery {
             let s = n.start as usize;
             return self.tris[s..s + n.count as usize]
                 .iter()
-                .map(|t| triangle_winding(q, t))
+                .enumerate()
+                .filter(|&(k, _)| !self.is_sheet(s + k))
+                .map(|(_, t)| triangle_winding(q, t))
                 .sum();
         }
         self.exact_subtree(q, i + 1) + self.exact_subtree(q, n.start as usize)
@@ -342,6 +378,12 @@ impl SkinQuery {
     /// The nearest triangle to `q` within `max_dist`: its distance and index (in the order the
     /// triangles were given).
     pub fn nearest(&self, q: Vec3, max_dist: f32) -> Option<(f32, u32)> {
+        self.nearest_of(q, max_dist, false)
+    }
+
+    /// [`SkinQuery::nearest`], over the closed parts only when `solid` (the surface a point
+    /// inside is as deep as).
+    fn nearest_of(&self, q: Vec3, max_dist: f32, solid: bool) -> Option<(f32, u32)> {
         if self.nodes.is_empty() || !q.is_finite() {
             return None;
         }
@@ -362,6 +404,9 @@ impl SkinQuery {
             if n.count > 0 {
                 let s = n.start as usize;
                 for (k, t) in self.tris[s..s + n.count as usize].iter().enumerate() {
+                    if solid && self.is_sheet(s + k) {
+                        continue;
+                    }
                     let e2 = closest_on_triangle(q, t).distance_squared(q);
                     if e2 <= best2 {
                         best2 = e2;
@@ -395,7 +440,8 @@ impl SkinQuery {
     pub fn query(&self, q: Vec3) -> Inside {
         let winding = self.winding(q);
         let depth = if winding >= 0.5 {
-            self.nearest(q, f32::INFINITY).map_or(0.0, |(d, _)| d)
+            self.nearest_of(q, f32::INFINITY, true)
+                .map_or(0.0, |(d, _)| d)
         } else {
             0.0
         };

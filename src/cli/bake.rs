@@ -69,6 +69,11 @@ pub struct Args {
     /// file says it per garment: `wear_unfit = true`.
     #[arg(long, conflicts_with = "scene")]
     pub wear_unfit: bool,
+    /// Take a mesh off the character: a mesh or node name, or a node above it (`handslot.r`:
+    /// whatever the right hand holds); `*` and `?` as in a shell. Hidden meshes are neither
+    /// drawn, baked nor met by the cloth. Repeatable; adds to a scene file's `hide`.
+    #[arg(long, value_name = "NAME")]
+    pub hide: Vec<String>,
 }
 
 /// What to bake of a scene.
@@ -304,9 +309,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
             args.out.display()
         )));
     }
-    let mut scene = match &args.scene {
-        Some(p) => Scene::from_file_with_progress(p, &mut super::progress::cor_progress())
-            .map_err(|e| err(&e))?,
+    let (rig, mut cfg) = match &args.scene {
+        Some(p) => crate::scene::SceneFile::load_scene(p).map_err(|e| err(&e))?,
         None => {
             let mut rig = load_rig_named(&args.rig, None).map_err(|e| err(&e))?;
             super::clips_from::add_clips(&mut rig, &args.clips_from, &Default::default())?;
@@ -317,10 +321,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
             for g in &mut cfg.garments {
                 g.wear_unfit = args.wear_unfit;
             }
-            Scene::new_with_progress(rig, cfg, &mut super::progress::cor_progress())
-                .map_err(|e| err(&e))?
+            (rig, cfg)
         }
     };
+    // `--hide` adds to a scene file's `hide`.
+    cfg.hide.extend(args.hide.iter().cloned());
+    let mut scene = Scene::new_with_progress(rig, cfg, &mut super::progress::cor_progress())
+        .map_err(|e| err(&e))?;
+    if !scene.hidden.is_empty() {
+        eprintln!("hidden: {}", scene.hidden.join(", "));
+    }
     // Say which bone was taken for which role when the names were not all Mixamo's, and which
     // garments the body cannot wear.
     if let Some(note) = scene.bones_note() {

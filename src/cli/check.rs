@@ -32,6 +32,12 @@ pub struct Args {
     /// bone name and named after its stem. Repeatable.
     #[arg(long = "clips-from", value_name = "FILE")]
     pub clips_from: Vec<PathBuf>,
+    /// Take a mesh off the character before checking: a mesh or node name, or a node above it
+    /// (`handslot.r`: whatever the right hand holds); `*` and `?` as in a shell. A file that
+    /// shows every prop at once (KayKit's) is checked with the props a scene would show.
+    /// Repeatable; adds to a scene file's `hide`.
+    #[arg(long, value_name = "NAME")]
+    pub hide: Vec<String>,
     /// Clip name, or `all` [default: all; with a scene file that names a clip, that clip].
     #[arg(long)]
     pub clip: Option<String>,
@@ -282,7 +288,7 @@ pub fn clip_table(c: &ClipReport) -> String {
 /// The character and the scene configuration to check: the scene file's, or every library
 /// garment on `--rig`; then the flags that override them. The name the messages use for the
 /// character comes third.
-fn setup(args: &Args) -> Result<(Rig, SceneConfig, String), CliError> {
+fn setup(args: &Args) -> Result<(Rig, SceneConfig, String, Vec<String>), CliError> {
     let (mut rig, mut config, name) = match scene_file(args) {
         Some(path) => {
             let file = SceneFile::load(path).map_err(|e| CliError::new(e.to_string()))?;
@@ -318,6 +324,13 @@ fn setup(args: &Args) -> Result<(Rig, SceneConfig, String), CliError> {
         }
     };
     super::clips_from::add_clips(&mut rig, &args.clips_from, &Default::default())?;
+    // Hidden here, once, rather than by each clip's scene: a name that matches nothing is
+    // refused before anything is simulated, and the body measured is the one simulated.
+    let mut hide = std::mem::take(&mut config.hide);
+    hide.extend(args.hide.iter().cloned());
+    let hidden = rig
+        .hide_meshes(&hide)
+        .map_err(|e| CliError::new(format!("hide: {e}")))?;
     if args.wear_unfit {
         for g in &mut config.garments {
             g.wear_unfit = true;
@@ -366,7 +379,7 @@ fn setup(args: &Args) -> Result<(Rig, SceneConfig, String), CliError> {
             }
         }
     }
-    Ok((rig, config, name))
+    Ok((rig, config, name, hidden))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -377,7 +390,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(path) = &args.json {
         super::refuse_existing(path, args.force)?;
     }
-    let (rig, config, name) = setup(&args)?;
+    let (rig, config, name, hidden) = setup(&args)?;
+    if !hidden.is_empty() && !args.quiet {
+        eprintln!("hidden: {}", hidden.join(", "));
+    }
     let method = config.method;
     let model = config.sim.model;
     let spacing = args.spacing.unwrap_or(1.0);
@@ -455,6 +471,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         rig: rig.source.clone(),
         method: method.name().to_string(),
         scene: scene_file(&args).map(|p| p.display().to_string()),
+        hidden,
         model: model.name().to_string(),
         trials,
         spacing,

@@ -23,6 +23,11 @@ pub struct Args {
     /// named after its stem: `--clips-from punch.fbx --clip punch`. Repeatable.
     #[arg(long = "clips-from", value_name = "FILE")]
     pub clips_from: Vec<PathBuf>,
+    /// Take a mesh off the character: a mesh or node name, or a node above it (`handslot.r`:
+    /// whatever the right hand holds); `*` and `?` as in a shell. Repeatable; the OBJ then
+    /// leaves its vertices out.
+    #[arg(long, value_name = "NAME")]
+    pub hide: Vec<String>,
     /// Clip name, or its index in the file; default: the rest (bind) pose.
     #[arg(long)]
     pub clip: Option<String>,
@@ -51,6 +56,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let mut rig = load_character(args.file.as_deref(), &opts)?;
     crate::cli::clips_from::add_clips(&mut rig, &args.clips_from, &opts)?;
+    let hidden = rig
+        .hide_meshes(&args.hide)
+        .map_err(|e| CliError::new(format!("--hide: {e}")))?;
     for w in &rig.warnings {
         eprintln!("warning: {w}");
     }
@@ -80,10 +88,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
             format!("clip {:?} at t = {} s", rig.clips[index].name, args.time)
         }
     };
-    let header = format!(
+    let mut header = format!(
         "drape pose: {} — {clip_label}, {} skinning\nworld space, glTF Y-up, the file's units; vertex order = the file's",
         rig.source, args.method
     );
+    if !hidden.is_empty() {
+        header.push_str(&format!(", less the hidden meshes: {}", hidden.join(", ")));
+    }
     let mut progress = |mesh: usize, p: CorProgress| {
         if let CorProgress::Computing { done, total } = p {
             eprint!("\rcentres of rotation, mesh {mesh}: {done}/{total}   ");

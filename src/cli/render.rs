@@ -28,6 +28,10 @@ pub struct Args {
     /// generated in memory), from any folder.
     #[arg(long)]
     pub rig: Option<PathBuf>,
+    /// Take a mesh off the character: a mesh or node name, or a node above it (`handslot.r`:
+    /// whatever the right hand holds); `*` and `?` as in a shell. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub hide: Vec<String>,
     /// Clip name (`drape info FILE` lists them); default the rig's first clip, or the rest pose
     /// when it has none.
     #[arg(long)]
@@ -190,12 +194,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "the built-in ninja".to_string());
-    let rig = super::load_character(args.rig.as_deref(), &Default::default()).map_err(|e| {
+    let mut rig = super::load_character(args.rig.as_deref(), &Default::default()).map_err(|e| {
         CliError::new(match &args.rig {
             Some(p) => format!("cannot load --rig {}: {e}", p.display()),
             None => e.to_string(),
         })
     })?;
+    rig.hide_meshes(&args.hide)
+        .map_err(|e| CliError::new(format!("--hide: {e}")))?;
     let clip = match &args.clip {
         Some(name) => Some(rig.clip(name).ok_or_else(|| {
             let names: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
@@ -615,6 +621,7 @@ mod tests {
     fn args() -> Args {
         Args {
             rig: None,
+            hide: Vec::new(),
             clip: None,
             frames: Some("0..1".into()),
             fps: 30.0,

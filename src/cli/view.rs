@@ -20,6 +20,10 @@ pub struct Args {
     /// named after its stem. Repeatable.
     #[arg(long = "clips-from", value_name = "FILE")]
     pub clips_from: Vec<PathBuf>,
+    /// Take a mesh off the character: a mesh or node name, or a node above it (`handslot.r`:
+    /// whatever the right hand holds); `*` and `?` as in a shell. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub hide: Vec<String>,
     /// Save the frame drawn at --after-frames to this PNG and exit (the world then advances
     /// exactly 1/60 s per frame, so the picture does not depend on the machine's speed).
     #[arg(long)]
@@ -80,6 +84,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let opts = Options {
         character: args.file.clone(),
         clips_from: args.clips_from.clone(),
+        hide: args.hide.clone(),
         settings: if args.no_settings {
             SettingsStore::none()
         } else {

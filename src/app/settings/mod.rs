@@ -143,6 +143,9 @@ pub struct ViewerSettings {
     /// Meshes of the character simulated as cloth (full mesh names, `garments::mesh`), pinned
     /// at their highest ring. Not saved; cleared when another character is loaded. Default none.
     pub cloth_meshes: Vec<String>,
+    /// Meshes of the character taken off (full mesh names, `SceneConfig::hide`): props a file
+    /// shows all at once. Not saved; cleared when another character is loaded. Default none.
+    pub hidden_meshes: Vec<String>,
     /// Library garments worn even where this body cannot wear them, in [`GarmentKind::ALL`]
     /// order (`GarmentSpec::wear_unfit`). Not saved; cleared when another character is loaded.
     /// Default none.
@@ -192,6 +195,7 @@ impl Default for ViewerSettings {
             follow: true,
             show_help: false,
             cloth_meshes: Vec::new(),
+            hidden_meshes: Vec::new(),
             wear_unfit: [false; 4],
         }
     }
