@@ -294,15 +294,19 @@ fn the_fitted_cut_keeps_the_skirts_down_through_a_jumps_arm_swing() {
 
 /// The dressed scene the hand-run diagnostics below look at, from `DRAPE_RIG` (`ninja` or a
 /// .glb), `DRAPE_CLIP`, `DRAPE_SPACING` (× default), `DRAPE_GARMENTS` (`all` or a comma list),
-/// `DRAPE_HAKAMA` (the hakama's style; divided unless set), `DRAPE_SETTLE`, `DRAPE_BLEND` (s)
-/// and `DRAPE_METHOD`: the rig, the
-/// clip's name and the scene.
+/// `DRAPE_HAKAMA` (the hakama's style; divided unless set), `DRAPE_SETTLE`, `DRAPE_BLEND` (s),
+/// `DRAPE_METHOD` and `DRAPE_HIDE` (meshes taken off, comma-separated, as `--hide`): the rig,
+/// the clip's name and the scene.
 fn diagnostic_scene() -> (drape::Rig, String, Scene) {
     let env = |k: &str| std::env::var(k).ok().filter(|s| !s.is_empty());
-    let rig = match env("DRAPE_RIG").as_deref() {
+    let mut rig = match env("DRAPE_RIG").as_deref() {
         None | Some("ninja") => drape::ninja::build().unwrap().rig,
         Some(p) => drape::asset::load_rig(std::path::Path::new(p)).unwrap(),
     };
+    if let Some(h) = env("DRAPE_HIDE") {
+        let names: Vec<String> = h.split(',').map(String::from).collect();
+        rig.hide_meshes(&names).unwrap();
+    }
     let clip = env("DRAPE_CLIP").unwrap_or_else(|| rig.clips[0].name.clone());
     let factor: f32 = env("DRAPE_SPACING").map_or(1.0, |s| s.parse().unwrap());
     let kinds: Vec<GarmentKind> = match env("DRAPE_GARMENTS").as_deref() {
