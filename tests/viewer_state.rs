@@ -676,22 +676,7 @@ fn the_viewer_marks_cloth_inside_the_skin_and_gives_the_check_verdict() {
 #[test]
 fn simulate_as_cloth_turns_a_mesh_of_the_character_into_a_garment_and_back() {
     // The built-in ninja is one mesh (its whole body); the KayKit Rogue wears a rigid cape.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(path) = [root.join("../shared"), root.join("../../shared")]
-        .into_iter()
-        .map(|d| d.join("rigs/cc0/KayKit_Rogue/Rogue.glb"))
-        .find(|p| p.exists())
-    else {
-        eprintln!("SKIPPED: ../shared/rigs/cc0/KayKit_Rogue/Rogue.glb not found");
-        return;
-    };
-    let rig = drape::asset::load_rig(&path).unwrap();
-    // Without the library's garments (fitting them to the Rogue sweeps its 76 clips).
-    let settings = ViewerSettings {
-        garments: [false; 4],
-        ..Default::default()
-    };
-    let mut v = Viewer::new(rig, "Rogue", settings).expect("viewer");
+    let Some(mut v) = rogue_viewer() else { return };
     let cape = v
         .character_meshes()
         .into_iter()
@@ -717,25 +702,7 @@ fn simulate_as_cloth_turns_a_mesh_of_the_character_into_a_garment_and_back() {
 /// does not have is refused with a message and changes nothing.
 #[test]
 fn a_mesh_of_the_character_is_hidden_and_shown_again() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(path) = [root.join("../shared"), root.join("../../shared")]
-        .into_iter()
-        .map(|d| d.join("rigs/cc0/KayKit_Rogue/Rogue.glb"))
-        .find(|p| p.exists())
-    else {
-        eprintln!("SKIPPED: ../shared/rigs/cc0/KayKit_Rogue/Rogue.glb not found");
-        assert!(
-            !std::env::var("DRAPE_REQUIRE_ALL").is_ok_and(|v| v == "1"),
-            "DRAPE_REQUIRE_ALL=1 and ../shared/rigs/cc0 is missing"
-        );
-        return;
-    };
-    let rig = drape::asset::load_rig(&path).unwrap();
-    let settings = ViewerSettings {
-        garments: [false; 4],
-        ..Default::default()
-    };
-    let mut v = Viewer::new(rig, "Rogue", settings).expect("viewer");
+    let Some(mut v) = rogue_viewer() else { return };
     let crossbow = v
         .character_meshes()
         .into_iter()
@@ -759,4 +726,29 @@ fn a_mesh_of_the_character_is_hidden_and_shown_again() {
         "{:?}",
         v.messages
     );
+}
+
+/// A viewer on the KayKit Rogue from ../shared/rigs/cc0, without the library's garments
+/// (fitting them sweeps its 76 clips); `None`, saying SKIPPED, when the folder is not there (a
+/// failure under `DRAPE_REQUIRE_ALL=1`, as CI sets).
+fn rogue_viewer() -> Option<Viewer> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Some(path) = [root.join("../shared"), root.join("../../shared")]
+        .into_iter()
+        .map(|d| d.join("rigs/cc0/KayKit_Rogue/Rogue.glb"))
+        .find(|p| p.exists())
+    else {
+        eprintln!("SKIPPED: ../shared/rigs/cc0/KayKit_Rogue/Rogue.glb not found");
+        assert!(
+            !std::env::var("DRAPE_REQUIRE_ALL").is_ok_and(|v| v == "1"),
+            "DRAPE_REQUIRE_ALL=1 and ../shared/rigs/cc0 is missing"
+        );
+        return None;
+    };
+    let rig = drape::asset::load_rig(&path).unwrap();
+    let settings = ViewerSettings {
+        garments: [false; 4],
+        ..Default::default()
+    };
+    Some(Viewer::new(rig, "Rogue", settings).expect("viewer"))
 }
