@@ -11,8 +11,10 @@
 //! back, where it belongs), counted as 35 mm inside the skin at w = 0.50-0.53, and the
 //! skin-contact stage pushed it out through the cape.
 //!
-//! **Which parts are sheets.** The vertices of each mesh are welded (bit-identical positions:
-//! UV and normal seams split them) and the triangles grouped into connected parts. A part's
+//! **Which parts are sheets.** The vertices of each node's primitives are welded together
+//! (bit-identical positions: UV and normal seams split them, and a part may be split into
+//! primitives by material: RobotExpressive's head and torso are open primitives, up to 0.85
+//! below, that close each other) and the triangles grouped into connected parts. A part's
 //! vector area `Σ a_t n_t` is zero when it is closed and equals that of its open boundary when
 //! it is not (Stokes); a flat sheet's is its whole area, a hemisphere's half its area. A part
 //! whose vector area is at least [`SHEET_OPENNESS`] of its area is a sheet: flatter than a
@@ -30,14 +32,39 @@ pub const SHEET_OPENNESS: f64 = 0.5;
 
 /// For every triangle of `rig`'s meshes, in order (the first mesh's triangles first, as
 /// `crate::check::body_query` and the skin surface number them): whether it belongs to an
-/// open sheet. Taken in each mesh's own space (a vector-area ratio does not change under the
-/// similarity that places it).
+/// open sheet. The primitives of one node are welded together (a box head whose face is a
+/// primitive of its own, with its own material, is closed only with it), each in its own space
+/// (a vector-area ratio does not change under the similarity that places it).
 pub fn sheet_triangles(rig: &Rig) -> Vec<bool> {
-    let mut out = Vec::with_capacity(rig.meshes.iter().map(|m| m.indices.len() / 3).sum());
-    for m in &rig.meshes {
-        out.extend(mesh_sheets(&m.positions, &m.indices));
+    let mut out: Vec<Vec<bool>> = vec![Vec::new(); rig.meshes.len()];
+    let mut done = vec![false; rig.meshes.len()];
+    for i in 0..rig.meshes.len() {
+        if done[i] {
+            continue;
+        }
+        let key = (rig.meshes[i].node, rig.meshes[i].skin);
+        let group: Vec<usize> = (i..rig.meshes.len())
+            .filter(|&k| (rig.meshes[k].node, rig.meshes[k].skin) == key)
+            .collect();
+        // The group as one indexed mesh.
+        let mut positions = Vec::new();
+        let mut indices = Vec::new();
+        for &k in &group {
+            let m = &rig.meshes[k];
+            let base = positions.len() as u32;
+            positions.extend_from_slice(&m.positions);
+            indices.extend(m.indices.iter().map(|&v| base.saturating_add(v)));
+        }
+        let flags = mesh_sheets(&positions, &indices);
+        let mut at = 0;
+        for &k in &group {
+            let n = rig.meshes[k].indices.len() / 3;
+            out[k] = flags[at..at + n].to_vec();
+            at += n;
+            done[k] = true;
+        }
     }
-    out
+    out.concat()
 }
 
 /// [`sheet_triangles`] for one indexed mesh.
@@ -155,5 +182,31 @@ mod tests {
         // to keep an inside.
         let s = mesh_sheets(&p, &idx[6..]);
         assert!(s[..cube_tris - 2].iter().all(|&x| !x));
+
+        // The cube as two primitives of one node (a box head whose face has a material of its
+        // own): closed together, though each is open. The sheet as a mesh of another node is
+        // a sheet still.
+        let prim = |name: &str, node: u32, idx: &[u32]| crate::rig::SkinnedMesh {
+            name: name.into(),
+            node,
+            positions: p.clone(),
+            indices: idx.to_vec(),
+            ..Default::default()
+        };
+        let split = 6; // the first face (two triangles)
+        let rig = Rig {
+            meshes: vec![
+                prim("Head#0", 1, &idx[..split]),
+                prim("Cape#0", 2, &idx[3 * cube_tris..]),
+                prim("Head#1", 1, &idx[split..3 * cube_tris]),
+            ],
+            ..Default::default()
+        };
+        let s = sheet_triangles(&rig);
+        let cape_tris = idx.len() / 3 - cube_tris;
+        assert_eq!(s.len(), cube_tris + cape_tris);
+        assert!(s[..2].iter().all(|&x| !x), "the face, welded to the box");
+        assert!(s[2..2 + cape_tris].iter().all(|&x| x), "the cape");
+        assert!(s[2 + cape_tris..].iter().all(|&x| !x), "the rest of the box");
     }
 }
