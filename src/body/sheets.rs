@@ -207,6 +207,9 @@ mod tests {
         assert_eq!(s.len(), cube_tris + cape_tris);
         assert!(s[..2].iter().all(|&x| !x), "the face, welded to the box");
         assert!(s[2..2 + cape_tris].iter().all(|&x| x), "the cape");
-        assert!(s[2 + cape_tris..].iter().all(|&x| !x), "the rest of the box");
+        assert!(
+            s[2 + cape_tris..].iter().all(|&x| !x),
+            "the rest of the box"
+        );
     }
 }

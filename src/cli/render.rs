@@ -17,13 +17,21 @@
 use std::path::{Path, PathBuf};
 
 use super::CliError;
+use crate::garments::GarmentSpec;
 use crate::gpu::renderer::Shading;
 use crate::gpu::stage::{clip_bounds, CameraView, FrameTimes, GarmentFrame, Stage};
 use crate::gpu::GpuContext;
+use crate::scene::SceneConfig;
 use crate::skin::SkinMethod;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Scene file (TOML, as `drape bake` reads it): render that scene, its character, clip,
+    /// skinning, model, hidden meshes and garments as the file sets them (mesh garments and the
+    /// character's own clothes included). --clip, --method, --model and --spacing (× each
+    /// garment's spacing there) override it; --hide adds to its `hide`.
+    #[arg(conflicts_with_all = ["rig", "garments", "wear_unfit"])]
+    pub scene: Option<PathBuf>,
     /// The character (.glb/.gltf/.fbx); default the built-in ninja (rigs/ninja.glb when found, else
     /// generated in memory), from any folder.
     #[arg(long)]
@@ -58,12 +66,12 @@ pub struct Args {
     /// Do not write PNG frames (with --gif: only the animation).
     #[arg(long)]
     pub no_png: bool,
-    /// Skinning method: lbs, dqs or cor (default lbs).
-    #[arg(long, default_value = "lbs")]
-    pub method: String,
-    /// Cloth model: mass_spring or xpbd.
-    #[arg(long, default_value_t = crate::cloth::ClothModelKind::MassSpring)]
-    pub model: crate::cloth::ClothModelKind,
+    /// Skinning method: lbs, dqs or cor (default lbs, or the scene file's `skinning`).
+    #[arg(long)]
+    pub method: Option<String>,
+    /// Cloth model: mass_spring or xpbd (default mass_spring, or the scene file's `model`).
+    #[arg(long)]
+    pub model: Option<crate::cloth::ClothModelKind>,
     /// Shader: wireframe, normals, phong, texture, bump, displace, mirror or toon (default
     /// phong: the rig's own colours and colour maps, lit with Blinn-Phong).
     #[arg(long, default_value = "phong")]
@@ -167,7 +175,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
             args.samples
         )));
     }
-    let method: SkinMethod = args.method.parse().map_err(CliError::new)?;
+    // A scene file's character and configuration, the flags over them.
+    let scene_file = match &args.scene {
+        Some(p) => Some(
+            crate::scene::SceneFile::load_scene(p)
+                .map_err(|e| CliError::new(format!("{}: {e}", p.display())))?,
+        ),
+        None => None,
+    };
+    let method: SkinMethod = match (&args.method, &scene_file) {
+        (Some(m), _) => m.parse().map_err(CliError::new)?,
+        (None, Some((_, c))) => c.method,
+        (None, None) => SkinMethod::Lbs,
+    };
     let shading = Shading::from_name(&args.shader.to_ascii_lowercase()).ok_or_else(|| {
         CliError::new(format!(
             "unknown --shader '{}' (expected one of: {})",
@@ -179,7 +199,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     limits::SPACING_SCALE
         .check_f32("--spacing", args.spacing)
         .map_err(CliError::new)?;
-    if !args.wet.is_empty() && args.garments.is_empty() {
+    if !args.wet.is_empty() && args.garments.is_empty() && scene_file.is_none() {
         return Err(CliError::new(
             "--wet needs garments to soak: add --garments (e.g. --garments cape --wet cape)",
         ));
@@ -189,20 +209,37 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "--compare shows dry against wet: say which garments are wet with --wet (e.g. --wet all)",
         ));
     }
-    let rig_name = args
-        .rig
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "the built-in ninja".to_string());
-    let mut rig = super::load_character(args.rig.as_deref(), &Default::default()).map_err(|e| {
-        CliError::new(match &args.rig {
-            Some(p) => format!("cannot load --rig {}: {e}", p.display()),
-            None => e.to_string(),
-        })
-    })?;
-    rig.hide_meshes(&args.hide)
-        .map_err(|e| CliError::new(format!("--hide: {e}")))?;
-    let clip = match &args.clip {
+    let (mut rig, mut base) = match scene_file {
+        Some((rig, config)) => (rig, Some(config)),
+        None => {
+            let rig =
+                super::load_character(args.rig.as_deref(), &Default::default()).map_err(|e| {
+                    CliError::new(match &args.rig {
+                        Some(p) => format!("cannot load --rig {}: {e}", p.display()),
+                        None => e.to_string(),
+                    })
+                })?;
+            (rig, None)
+        }
+    };
+    let rig_name = match (&args.scene, &args.rig) {
+        (Some(_), _) => rig.source.clone(),
+        (None, Some(p)) => p.display().to_string(),
+        (None, None) => "the built-in ninja".to_string(),
+    };
+    // Hidden once, here: the clip's bounds and the drawn body are without them.
+    let mut hide = base
+        .as_mut()
+        .map(|c| std::mem::take(&mut c.hide))
+        .unwrap_or_default();
+    hide.extend(args.hide.iter().cloned());
+    rig.hide_meshes(&hide)
+        .map_err(|e| CliError::new(format!("hide: {e}")))?;
+    let clip_name = args
+        .clip
+        .clone()
+        .or_else(|| base.as_ref().and_then(|c| c.clip.clone()));
+    let clip = match &clip_name {
         Some(name) => Some(rig.clip(name).ok_or_else(|| {
             let names: Vec<&str> = rig.clips.iter().map(|c| c.name.as_str()).collect();
             CliError::new(format!(
@@ -245,21 +282,73 @@ pub fn run(args: Args) -> Result<(), CliError> {
         shading.name(),
         ctx.summary
     );
+    // The garments: the scene file's (their spacings × --spacing), or --garments.
+    let from_file = base.is_some();
+    let config = match base {
+        Some(c) => Some(c),
+        None => {
+            let kinds = parse_garments(&args.garments, "--garments")?;
+            (!kinds.is_empty()).then(|| SceneConfig {
+                garments: kinds
+                    .iter()
+                    .map(|&k| GarmentSpec {
+                        wear_unfit: args.wear_unfit,
+                        ..GarmentSpec::coarse(k, args.spacing)
+                    })
+                    .collect(),
+                ..SceneConfig::default()
+            })
+        }
+    };
+    let config = match config {
+        Some(mut c) => {
+            c.clip = clip.map(|c| rig.clips[c].name.clone());
+            c.method = method;
+            if let Some(m) = args.model {
+                c.sim.model = m;
+            }
+            for (i, g) in c.garments.iter_mut().enumerate() {
+                // A modelled garment keeps its mesh's spacing.
+                if from_file && g.mesh.is_none() {
+                    g.spacing = limits::SPACING
+                        .check_f32(
+                            &format!("--spacing × garment[{i}].spacing"),
+                            g.spacing * args.spacing,
+                        )
+                        .map_err(CliError::new)?;
+                }
+            }
+            (!c.garments.is_empty()).then_some(c)
+        }
+        None => None,
+    };
+    if !args.wet.is_empty() && config.is_none() {
+        return Err(CliError::new(
+            "--wet needs garments to soak: the scene file has none",
+        ));
+    }
     // `--wet all` means every garment worn.
     let wet_kinds = if args.wet.is_empty() {
         Vec::new()
     } else if args.wet.iter().any(|g| g == "all") {
-        parse_garments(&args.garments, "--garments")?
+        config
+            .as_ref()
+            .map(|c| c.garments.iter().map(|g| g.kind).collect())
+            .unwrap_or_default()
     } else {
         parse_garments(&args.wet, "--wet")?
     };
     // The right-hand (or only) dressed scene carries --wet; with --compare a dry twin runs too.
-    let mut dressed = dress(&args, &rig, clip, method, &wet_kinds)?;
+    let mut dressed = dress(config.as_ref(), &rig, &wet_kinds)?;
     let mut dry_twin = if args.compare {
-        dress(&args, &rig, clip, method, &[])?
+        dress(config.as_ref(), &rig, &[])?
     } else {
         None
     };
+    // The body drawn: without the meshes a scene simulates as cloth (they are garments now).
+    if let Some(d) = &dressed {
+        rig = d.scene.rig.clone();
+    }
     let mut stage = Stage::with_samples(
         &ctx,
         &rig,
@@ -427,44 +516,35 @@ fn parse_garments(
         .map_err(|e| CliError::new(format!("{flag}: {e}")))
 }
 
-/// Builds and starts the dressed-character scene when --garments asks for one, with the
-/// garments of `wet` kinds soaked to saturation before they settle.
+/// Builds and starts the dressed-character scene `config` describes (none without one), with
+/// the garments of `wet` kinds soaked to saturation before they settle.
 fn dress(
-    args: &Args,
+    config: Option<&SceneConfig>,
     rig: &crate::rig::Rig,
-    clip: Option<usize>,
-    method: SkinMethod,
     wet: &[crate::garments::GarmentKind],
 ) -> Result<Option<Dressed>, CliError> {
-    use crate::garments::GarmentSpec;
-    use crate::scene::{Scene, SceneConfig};
-    let kinds = parse_garments(&args.garments, "--garments")?;
-    if kinds.is_empty() {
+    use crate::scene::Scene;
+    let Some(config) = config else {
         return Ok(None);
-    }
+    };
+    let kinds: Vec<_> = config.garments.iter().map(|g| g.kind).collect();
     if let Some(k) = wet.iter().find(|k| !kinds.contains(k)) {
         return Err(CliError::new(format!(
-            "--wet {} is not worn: --garments has {}",
+            "--wet {} is not worn (the garments are {})",
             k.name(),
-            args.garments.join(",")
+            kinds
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
-    let mut config = SceneConfig {
-        clip: clip.map(|c| rig.clips[c].name.clone()),
-        method,
-        garments: kinds
-            .iter()
-            .map(|&k| GarmentSpec {
-                wear_unfit: args.wear_unfit,
-                ..GarmentSpec::coarse(k, args.spacing)
-            })
-            .collect(),
-        ..SceneConfig::default()
-    };
-    config.sim.model = args.model;
-    let mut scene =
-        Scene::new_with_progress(rig.clone(), config, &mut super::progress::cor_progress())
-            .map_err(|e| CliError::new(format!("cannot dress the character: {e}")))?;
+    let mut scene = Scene::new_with_progress(
+        rig.clone(),
+        config.clone(),
+        &mut super::progress::cor_progress(),
+    )
+    .map_err(|e| CliError::new(format!("cannot dress the character: {e}")))?;
     eprint!("{}", super::bake::refused_note(&scene));
     let mut soaked = 0;
     for (g, garment) in scene.garments.iter().enumerate() {
@@ -620,6 +700,7 @@ mod tests {
 
     fn args() -> Args {
         Args {
+            scene: None,
             rig: None,
             hide: Vec::new(),
             clip: None,
@@ -630,13 +711,13 @@ mod tests {
             gif: None,
             gif_width: 480,
             no_png: false,
-            method: "lbs".into(),
+            method: None,
             shader: "texture".into(),
             camera: "auto".into(),
             garments: Vec::new(),
             wear_unfit: false,
             spacing: 1.0,
-            model: Default::default(),
+            model: None,
             wet: Vec::new(),
             compare: false,
             samples: 4,
@@ -672,7 +753,7 @@ mod tests {
         });
         assert!(e.contains("--shader") && e.contains("toon"), "{e}");
         let e = err(Args {
-            method: "magic".into(),
+            method: Some("magic".into()),
             ..args()
         });
         assert!(e.contains("magic"), "{e}");
@@ -709,6 +790,37 @@ mod tests {
             ..args()
         });
         assert!(e.contains("--compare") && e.contains("--wet"), "{e}");
+        // A scene file: missing, with a bad key, hiding a mesh the character does not have.
+        let dir = std::env::temp_dir().join(format!("drape_render_scene_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let scene = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            Args {
+                scene: Some(p),
+                ..args()
+            }
+        };
+        let e = err(Args {
+            scene: Some(dir.join("missing.toml")),
+            ..args()
+        });
+        assert!(e.contains("missing.toml"), "{e}");
+        let e = err(scene("typo.toml", "substep = 8\n"));
+        assert!(e.contains("typo.toml") && e.contains("substeps"), "{e}");
+        let e = err(scene("hide.toml", "hide = [\"Cape\"]\n"));
+        assert!(e.contains("'Cape' names no mesh"), "{e}");
+        let e = err(Args {
+            hide: vec!["Ninja".into()],
+            ..args()
+        });
+        assert!(e.contains("every mesh"), "{e}");
+        let e = err(Args {
+            clip: Some("moonwalk".into()),
+            ..scene("clip.toml", "clip = \"stance\"\n")
+        });
+        assert!(e.contains("no clip 'moonwalk'"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Frames already in --out and an existing --gif are refused before any work, naming the
