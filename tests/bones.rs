@@ -500,23 +500,8 @@ fn the_shape_guess_ignores_bones_without_weight() {
 /// A CC0 character from ../shared/rigs/cc0 (`DIR/FILE`). When the folder is not there the test
 /// says SKIPPED and gets `None` — a failure under `DRAPE_REQUIRE_ALL=1`.
 fn cc0_rig(rel: &str) -> Option<Rig> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let found = [
-        root.join("../shared/rigs/cc0"),
-        root.join("../../shared/rigs/cc0"),
-    ]
-    .into_iter()
-    .map(|d| d.join(rel))
-    .find(|p| p.exists());
-    match found {
-        Some(p) => {
-            Some(drape::asset::load_rig(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        }
-        None => {
-            tools::tool_missing(&format!("../shared/rigs/cc0/{rel}"));
-            None
-        }
-    }
+    let p = tools::cc0_file(rel)?;
+    Some(drape::asset::load_rig(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
 }
 
 const ROBOT: &str = "RobotExpressive/RobotExpressive.glb";

@@ -3,6 +3,9 @@
 
 #![cfg(feature = "gpu")]
 
+#[path = "support/tools.rs"]
+mod tools;
+
 use drape::anim::{Pose, Skeleton, Skin};
 use drape::gpu::context::headless_for_tests;
 use drape::gpu::renderer::{FrameScene, Renderer, Shading};
@@ -195,17 +198,7 @@ fn a_scene_file_is_rendered_as_it_dresses_the_character() {
     if headless_for_tests("render scene file").is_none() {
         return;
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(rogue) = [root.join("../shared"), root.join("../../shared")]
-        .into_iter()
-        .map(|d| d.join("rigs/cc0/KayKit_Rogue/Rogue.glb"))
-        .find(|p| p.exists())
-    else {
-        eprintln!("SKIPPED: ../shared/rigs/cc0/KayKit_Rogue/Rogue.glb not found");
-        assert!(
-            !std::env::var("DRAPE_REQUIRE_ALL").is_ok_and(|v| v == "1"),
-            "DRAPE_REQUIRE_ALL=1 and ../shared/rigs/cc0 is missing"
-        );
+    let Some(rogue) = tools::cc0_file("KayKit_Rogue/Rogue.glb") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("drape-render-scene-{}", std::process::id()));

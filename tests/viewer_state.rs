@@ -1,6 +1,9 @@
 //! The viewer's UI state → scene mapping, without a window: every control is an `Action`
 //! applied by `Viewer::apply`, and these tests check what each one does to the scene.
 
+#[path = "support/tools.rs"]
+mod tools;
+
 use drape::anim::player::RootMotion;
 use drape::app::settings::{FabricParam, FabricPreset, SettingsStore, ViewerSettings};
 use drape::app::viewer::{parse_scheduled, Action, Level, Viewer};
@@ -732,19 +735,7 @@ fn a_mesh_of_the_character_is_hidden_and_shown_again() {
 /// (fitting them sweeps its 76 clips); `None`, saying SKIPPED, when the folder is not there (a
 /// failure under `DRAPE_REQUIRE_ALL=1`, as CI sets).
 fn rogue_viewer() -> Option<Viewer> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let Some(path) = [root.join("../shared"), root.join("../../shared")]
-        .into_iter()
-        .map(|d| d.join("rigs/cc0/KayKit_Rogue/Rogue.glb"))
-        .find(|p| p.exists())
-    else {
-        eprintln!("SKIPPED: ../shared/rigs/cc0/KayKit_Rogue/Rogue.glb not found");
-        assert!(
-            !std::env::var("DRAPE_REQUIRE_ALL").is_ok_and(|v| v == "1"),
-            "DRAPE_REQUIRE_ALL=1 and ../shared/rigs/cc0 is missing"
-        );
-        return None;
-    };
+    let path = tools::cc0_file("KayKit_Rogue/Rogue.glb")?;
     let rig = drape::asset::load_rig(&path).unwrap();
     let settings = ViewerSettings {
         garments: [false; 4],

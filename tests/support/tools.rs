@@ -21,6 +21,24 @@ pub fn tool_missing(what: &str) -> bool {
     false
 }
 
+/// A file of ../shared/rigs/cc0 (`DIR/FILE`, the freely licensed characters CI has beside the
+/// checkout): its path, or `None` after [`tool_missing`] (a skip, or a failure under
+/// `DRAPE_REQUIRE_ALL=1`) when the folder is not there.
+pub fn cc0_file(rel: &str) -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = [
+        root.join("../shared/rigs/cc0"),
+        root.join("../../shared/rigs/cc0"),
+    ]
+    .into_iter()
+    .map(|d| d.join(rel))
+    .find(|p| p.exists());
+    if found.is_none() {
+        tool_missing(&format!("../shared/rigs/cc0/{rel}"));
+    }
+    found
+}
+
 /// The folder holding the `gltf-validator` npm package: `$DRAPE_GLTF_VALIDATOR_DIR`
 /// (its node_modules folder), or /tmp/gv/node_modules.
 pub fn validator_modules() -> Option<PathBuf> {
