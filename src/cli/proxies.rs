@@ -1,6 +1,9 @@
 //! `drape proxies FILE`: fits the body proxies to a character (or the built-in ninja) and prints
 //! their quality at the bind pose (coverage, gaps; `body::ProxyQuality`), and with `--worst N`
-//! the N worst-fitted bones (`body::quality_by_joint`).
+//! the N worst-fitted bones (`body::quality_by_joint`). The body measured is the one a scene
+//! fits its proxies to: the skin and the meshes that follow a joint rigidly or belong to another
+//! skin (`body::with_rigid_parts`: RobotExpressive's pieces, KayKit's hats and props), less the
+//! meshes `--hide` names.
 
 use std::path::PathBuf;
 
@@ -21,6 +24,10 @@ pub struct Args {
     /// Exit non-zero unless at least 95 % of the surface is within 1.5 cm of a proxy.
     #[arg(long)]
     pub check: bool,
+    /// Take a mesh off the character first, as `drape check --hide` does (a mesh or node name,
+    /// or a node above it; `*` and `?` as in a shell). Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub hide: Vec<String>,
     /// Also list the N worst-fitted bones: each one's share of the surface, of it within
     /// 1.5 cm of a proxy, deeper inside one (proxies sticking out) and farther outside (too thin).
     #[arg(long, value_name = "N")]
@@ -29,8 +36,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let name = args.file.to_string_lossy().to_string();
-    let rig =
+    let mut rig =
         crate::scene::load_rig_named(&name, None).map_err(|e| CliError::new(e.to_string()))?;
+    rig.hide_meshes(&args.hide)
+        .map_err(|e| CliError::new(format!("--hide: {e}")))?;
     if rig.skins.get(args.skin).is_none() {
         return Err(CliError::new(format!(
             "{name}: no skin {} (it has {})",
@@ -38,14 +47,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
             rig.skins.len()
         )));
     }
-    let proxies = Proxies::fit(&rig, args.skin, &ProxyOptions::default())
+    // The body the scene fits: the rigid parts and other skins' meshes bound to this skin.
+    let with_parts = crate::body::with_rigid_parts(&rig, args.skin);
+    let rig = with_parts.as_ref().unwrap_or(&rig);
+    let proxies = Proxies::fit(rig, args.skin, &ProxyOptions::default())
         .map_err(|e| CliError::new(format!("{name}: {e}")))?;
-    let q = quality_at_bind(&rig, args.skin, &proxies);
+    let q = quality_at_bind(rig, args.skin, &proxies);
     println!("{name} (skin {}):", args.skin);
     println!("{q}");
-    println!("{}", stand_off_at_bind(&rig, args.skin, &proxies));
+    println!("{}", stand_off_at_bind(rig, args.skin, &proxies));
     if let Some(n) = args.worst {
-        let per = quality_by_joint(&rig, args.skin, &proxies);
+        let per = quality_by_joint(rig, args.skin, &proxies);
         println!("worst-fitted bones (share of the surface; within / inside / outside 1.5 cm):");
         for j in per.iter().take(n) {
             println!(
