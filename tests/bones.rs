@@ -865,3 +865,32 @@ fn kaykit_props_can_be_hidden() {
         "{e}"
     );
 }
+
+/// RobotExpressive's forearms are blocks about 40 cm across at its scale (2.03) that the fitted
+/// spheres do not fill, hanging beside the hips where the hakama is laid out. The layout looked
+/// for the skin within 10 cm × the scale only, so a point deeper inside a block read as outside
+/// (its proxies' distance): two hakama particles were laid out 15–21 cm inside the left forearm
+/// and stayed there through every clip, beyond the skin contact's reach (Idle: a vertex more
+/// than 1 cm inside on 200 of 200 frames). Now nothing starts inside: on the first frame (the
+/// settle, in the layout pose) no free garment particle (what `drape check` measures) is more
+/// than 3 mm inside the visible skin.
+#[test]
+fn nothing_is_laid_out_inside_robot_expressive_s_forearm_blocks() {
+    let Some(rig) = cc0_rig(ROBOT) else { return };
+    let mut scene = Scene::new(rig, coarse_config(Some("Idle".into()), &GarmentKind::ALL)).unwrap();
+    scene.step(1.0 / 60.0);
+    let mut query = drape::check::SkinQuery::default();
+    let mut inside = Vec::new();
+    drape::check::garment_inside(&scene, &mut query, &mut inside);
+    let deepest = (0..scene.model.len())
+        .filter(|&i| !scene.model.is_pinned(i) && inside[i].is_inside())
+        .map(|i| (inside[i].depth, i))
+        .fold((0.0f32, usize::MAX), |a, b| if b.0 > a.0 { b } else { a });
+    assert!(
+        deepest.0 <= 0.003,
+        "particle {} of {} starts {:.1} mm inside the skin",
+        deepest.1,
+        scene.model.garments[scene.model.garment_of[deepest.1] as usize].name,
+        1000.0 * deepest.0
+    );
+}

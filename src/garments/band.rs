@@ -12,6 +12,13 @@ use crate::math::Vec3;
 /// spec's length) hanging from its back, `tail_spread` either side of the back centre, their top
 /// rows pinned.
 #[allow(clippy::too_many_arguments)]
+/// How far from its axis a band's rays look for the body's surface, m × the body scale: far
+/// enough for RobotExpressive's box head, 2.7 units across at a scale of 2.03 (with 0.6, as the
+/// waist garments' rays, they ended inside it and the headband's band was laid out 10 cm
+/// inside its head). A ray stops 3 cm past the surface it leaves, so on a smaller body this
+/// changes nothing.
+const BAND_REACH: f32 = 2.0;
+
 pub(super) fn band_with_tails(
     body: &BodyAtRest,
     spec: &GarmentSpec,
@@ -34,7 +41,7 @@ pub(super) fn band_with_tails(
             let c = top - Vec3::Y * dy * r as f32;
             ring_pts
                 .iter()
-                .map(|&(dir, _)| (dir, body.ray_exit(c, dir, clearance, 0.6)))
+                .map(|&(dir, _)| (dir, body.ray_exit(c, dir, clearance, BAND_REACH)))
                 .collect()
         })
         .collect();
@@ -76,7 +83,7 @@ fn ring(body: &BodyAtRest, centre: Vec3, n: usize, clearance: f32) -> Vec<(Vec3,
         .map(|c| {
             let th = std::f32::consts::TAU * c as f32 / n as f32;
             let dir = -body.forward * th.cos() + body.left * th.sin();
-            let r = body.ray_exit(centre, dir, clearance, 0.6);
+            let r = body.ray_exit(centre, dir, clearance, BAND_REACH);
             (dir, r)
         })
         .collect()

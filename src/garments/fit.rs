@@ -280,7 +280,15 @@ impl<'a> BodyAtRest<'a> {
         match self.surface.get_or_init(|| self.build_surface()) {
             Some(s) => match s.closest(p.into(), 0.1 * self.scale) {
                 Some(h) => d.min(if h.inside { -h.distance } else { h.distance }),
-                None => d,
+                // Nothing within reach: far outside, or deep inside a big part the proxies
+                // miss (RobotExpressive's forearm blocks: two hakama particles were laid out
+                // 15-21 cm inside one, and stayed there, beyond the skin contact's reach). Only
+                // an inside answer is taken from farther: outside, the proxies' distance stands
+                // as before.
+                None => match s.closest(p.into(), DEEP_REACH * self.scale) {
+                    Some(h) if h.inside => d.min(-h.distance),
+                    _ => d,
+                },
             },
             None => d,
         }
@@ -381,6 +389,11 @@ impl<'a> BodyAtRest<'a> {
         self.push_out(p, clearance)
     }
 }
+
+/// How deep inside the skin [`BodyAtRest::sdf`] still finds a point, m × [`BodyAtRest::scale`],
+/// when nothing lies within 10 cm: RobotExpressive's forearm blocks are 40 cm across at its
+/// scale (2.03).
+const DEEP_REACH: f32 = 0.5;
 
 /// Body height scale: the hips' height above the lowest foot joint, m.
 pub(super) fn leg_length(body: &BodyAtRest, garment: &str) -> Result<f32, GarmentError> {
