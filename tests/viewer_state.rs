@@ -686,8 +686,10 @@ fn simulate_as_cloth_turns_a_mesh_of_the_character_into_a_garment_and_back() {
         .find(|m| m.contains("Cape"))
         .expect("the Rogue has a cape");
     let meshes = v.rig().meshes.len();
+    let uploaded = v.character_generation;
     v.apply(Action::SimulateAsCloth(cape.clone(), true));
     v.flush();
+    assert!(v.character_generation > uploaded, "the body drawn changes");
     assert!(kinds(&v).contains(&GarmentKind::Mesh), "{:?}", v.messages);
     assert_eq!(v.rig().meshes.len(), meshes - 1, "the cape left the body");
     assert!(
@@ -712,9 +714,12 @@ fn a_mesh_of_the_character_is_hidden_and_shown_again() {
         .find(|m| m.starts_with("2H_Crossbow"))
         .expect("the Rogue holds a crossbow");
     let meshes = v.rig().meshes.len();
+    let uploaded = v.character_generation;
     v.apply(Action::HideMesh(crossbow.clone(), true));
     v.flush();
     assert_eq!(v.rig().meshes.len(), meshes - 1, "{:?}", v.messages);
+    // The window uploads the body again (its meshes are indexed as the scene's).
+    assert!(v.character_generation > uploaded);
     assert_eq!(v.scene.hidden, [crossbow.clone()]);
     assert!(v.character_meshes().contains(&crossbow), "still listed");
     v.apply(Action::HideMesh(crossbow.clone(), false));

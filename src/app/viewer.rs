@@ -662,6 +662,12 @@ impl Viewer {
         let mut msgs = Vec::new();
         match build_scene(&self.base_rig, &self.settings, &mut msgs) {
             Ok(scene) => {
+                // A mesh hidden, simulated as cloth or given back changes the body drawn: the
+                // window uploads the character again (its meshes are indexed as the scene's).
+                let names = |r: &Rig| r.meshes.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+                if names(&scene.rig) != names(&self.scene.rig) {
+                    self.character_generation += 1;
+                }
                 self.scene = scene;
                 self.scene_generation += 1;
                 self.after_build();
