@@ -799,7 +799,8 @@ fn garments_scale_with_a_big_body() {
 /// left hand and an axe, a great axe and a mug in its right, all visible (a game shows one at a
 /// time). `hide` takes meshes off by node or mesh name, by a node above them (a hand slot: what
 /// the hand holds) or by a shell pattern, ignoring case; a name that matches nothing, or hiding
-/// every mesh, is refused naming the file and leaves the rig as it was. A scene built with
+/// every mesh, is refused naming the file and leaves the rig as it was; `drape info` names the
+/// joint each prop follows. A scene built with
 /// `SceneConfig::hide` neither draws nor fits the hidden meshes and says which they were.
 #[test]
 fn kaykit_props_can_be_hidden() {
@@ -844,6 +845,17 @@ fn kaykit_props_can_be_hidden() {
     );
     let (_, e) = hide(&["*"]);
     assert!(e.unwrap_err().contains("every mesh"));
+    // `drape info` says which joint each rigid mesh follows: the names a hand slot takes off.
+    let info = drape::cli::info::describe(&rig, false);
+    let row = |mesh: &str| {
+        info.lines()
+            .find(|l| l.trim_start().starts_with(mesh))
+            .unwrap_or_else(|| panic!("no row for {mesh}:\n{info}"))
+            .to_string()
+    };
+    assert!(row("Barbarian_Round_Shield/").contains(" handslot.l "));
+    assert!(row("Mug/").contains(" handslot.r "));
+    assert!(row("Barbarian_Hat/").contains(" head "));
 
     let mut config = coarse_config(Some("Idle".into()), &[GarmentKind::Sash]);
     config.hide = vec!["handslot.l".into(), "handslot.r".into()];

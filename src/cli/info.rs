@@ -70,7 +70,7 @@ pub fn describe(rig: &Rig, all_joints: bool) -> String {
 
     if !rig.meshes.is_empty() {
         let _ = writeln!(s, "\nmeshes");
-        let rows: Vec<[String; 6]> = rig
+        let rows: Vec<[String; 7]> = rig
             .meshes
             .iter()
             .take(MAX_ROWS)
@@ -81,6 +81,7 @@ pub fn describe(rig: &Rig, all_joints: bool) -> String {
                     m.triangle_count().to_string(),
                     m.influences().to_string(),
                     m.skin.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+                    follows(rig, m),
                     m.material
                         .and_then(|i| rig.materials.get(i as usize))
                         .map(|mat| mat.name.clone())
@@ -96,6 +97,7 @@ pub fn describe(rig: &Rig, all_joints: bool) -> String {
                 "triangles",
                 "influences",
                 "skin",
+                "follows",
                 "material",
             ],
             &rows,
@@ -291,6 +293,26 @@ fn prefix_of(names: &[&str]) -> Option<String> {
 }
 
 /// Writes rows as columns padded to their widest cell; `right` lists right-aligned columns.
+/// For a mesh that no skin deforms: the joint it follows rigidly (its node, or the nearest node
+/// above it, that some skin uses: a hat on `head`, a weapon on `handslot.r`), the name `--hide` can take
+/// it off by with whatever else that joint holds; `-` for a skinned mesh or none found.
+fn follows(rig: &crate::Rig, m: &crate::rig::SkinnedMesh) -> String {
+    if m.skin.is_some() {
+        return "-".into();
+    }
+    let sk = &rig.skeleton;
+    let is_joint = |n: usize| rig.skins.iter().any(|s| s.joints.contains(&(n as u32)));
+    let mut at = Some(m.node);
+    for _ in 0..sk.len() {
+        let Some(k) = at else { break };
+        if is_joint(k as usize) {
+            return sk.names.get(k as usize).cloned().unwrap_or_default();
+        }
+        at = sk.parents.get(k as usize).copied().flatten();
+    }
+    "-".into()
+}
+
 fn table<const N: usize>(s: &mut String, head: [&str; N], rows: &[[String; N]], right: &[usize]) {
     let mut w = head.map(|h| h.chars().count());
     for r in rows {
