@@ -319,14 +319,16 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
     let meshes = viewer.character_meshes();
     if !meshes.is_empty() {
         let pick = state.cloth_mesh.min(meshes.len() - 1);
+        egui::ComboBox::from_id_salt("cloth mesh")
+            .selected_text(meshes[pick].as_str())
+            .show_ui(ui, |ui| {
+                for (i, m) in meshes.iter().enumerate() {
+                    ui.selectable_value(&mut state.cloth_mesh, i, m.as_str());
+                }
+            });
+        // The buttons under the mesh, not beside it: a row as wide as a long mesh name and both
+        // buttons widened the panel and shrank the 3D view.
         ui.horizontal(|ui| {
-            egui::ComboBox::from_id_salt("cloth mesh")
-                .selected_text(meshes[pick].as_str())
-                .show_ui(ui, |ui| {
-                    for (i, m) in meshes.iter().enumerate() {
-                        ui.selectable_value(&mut state.cloth_mesh, i, m.as_str());
-                    }
-                });
             let on = s.cloth_meshes.contains(&meshes[pick]);
             let label = if on {
                 "stop simulating"
