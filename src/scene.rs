@@ -527,6 +527,9 @@ impl Scene {
             }
             bones = (body.bones.clone(), body.scale);
         }
+        // The skin contact's lengths go with the body, as the garments' do (set, not scaled: a
+        // scene built again from this configuration gets the same).
+        config.sim.body_scale = bones.1;
         // The scene's garments are the ones built, in order.
         let mut g = 0;
         config.garments.retain(|_| {

@@ -105,6 +105,55 @@ fn cloth_rests_on_the_skin_not_on_a_proxy_inside_it() {
     }
 }
 
+/// The skin contact's reach and step go with the body's size (`SimParams::body_scale`): cloth
+/// 6 cm inside a big box, beyond the 4 cm a person-sized body's contact reaches, is left there
+/// at scale 1 (for the proxies) and brought out at scale 2 (RobotExpressive's is 2.03), where
+/// each pass also moves it twice as far.
+#[test]
+fn the_skin_contact_reaches_as_deep_as_the_body_is_big() {
+    let (c, h) = (Vec3::new(0.0, 0.2, 0.0), Vec3::new(0.3, 0.2, 0.3));
+    let (pos, tris) = seamed_box(c, h);
+    let depth_after = |body_scale: f32, reach: f32, frames: usize| {
+        let g = grid(
+            "patch",
+            &GridSpec::square(5, 0.1, Vec3::new(0.0, 0.34, 0.0)),
+            &GarmentParams::default(),
+        )
+        .unwrap();
+        let model = ClothModel::new(vec![g]);
+        let mut state = ClothState::new(&model);
+        let mut ws = ClothWorkspace::new(&model);
+        ws.skin = SkinSurface::new(&pos, &tris);
+        let params = SimParams {
+            skin_contact: 16,
+            gravity: Vec3::ZERO,
+            body_scale,
+            skin_contact_depth: reach,
+            ..SimParams::default()
+        };
+        for _ in 0..frames {
+            ws.skin.set_frame([pos.as_slice()]);
+            step_frame(&model, &mut state, &mut ws, &[], &params);
+        }
+        state
+            .x
+            .iter()
+            .map(|p| {
+                let q = (Vec3::from(*p) - c).abs() - h;
+                (-q.max_element()).max(0.0)
+            })
+            .fold(0.0f32, f32::max)
+    };
+    // A person-sized body: out of the 4 cm reach, the patch stays 6 cm deep.
+    assert!(depth_after(1.0, 0.04, 10) > 0.055);
+    // Twice the size: reached (8 cm), and out in one frame (16 passes of 4 mm).
+    assert!(depth_after(2.0, 0.04, 1) < 1e-3);
+    // The reach alone doubled, each pass still moves 2 mm: 3.2 cm in that frame, then out.
+    let one = depth_after(1.0, 0.08, 1);
+    assert!((0.02..0.035).contains(&one), "after a frame: {one}");
+    assert!(depth_after(1.0, 0.08, 2) < 1e-3);
+}
+
 /// The corpus's bulky soldier, whose thighs and chest stand outside their proxies: with the
 /// skin contact no frame of a walk has more than 0.5 % of the unpinned garment vertices more
 /// than 3 mm inside the skinned triangles (generalized winding number, the check's measure),

@@ -308,6 +308,14 @@ pub struct SimParams {
     /// --skin-contact 16`: worst 111.5 %). Corpus soldier, all clips, frames with cloth more
     /// than 1 cm inside on 16 substeps: 51 of 702 with 1 mm, 37 with 2 mm, 63 with 4 mm.
     pub skin_contact_step: f32,
+    /// The size of the body the cloth meets, as a multiple of a person's
+    /// (`crate::garments::BodyAtRest::scale`: 1 for a body 1–2 m tall). The skin contact's reach
+    /// and step above are for such a body and scale with it, as the garments do: on
+    /// RobotExpressive (2.03) a head twice a person's size swept its headband's tails 56 mm into
+    /// its box head in `Jump`, beyond the 3.2 cm a frame the stage moves them, and with both
+    /// scaled they reached 23 mm and were out a frame sooner. Set by the dressed scene
+    /// ([`crate::scene::Scene`], from the body it dressed); range 0.01 … 100. Default 1.
+    pub body_scale: f32,
     /// Wind field. Default: none.
     pub wind: Wind,
     /// Wet cloth: adhesion model and constants (PHYSICS.md §5). They act only on particles
@@ -341,6 +349,7 @@ impl Default for SimParams {
             skin_contact: 0,
             skin_contact_depth: 0.04,
             skin_contact_step: 0.002,
+            body_scale: 1.0,
             wind: Wind::default(),
             wet: WetParams::default(),
         }

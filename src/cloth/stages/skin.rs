@@ -15,7 +15,8 @@
 //! kept, less any part into the skin (the push is a correction of position, not a motion). A
 //! particle deeper than `SimParams::skin_contact_step` comes out by that much per pass, over the
 //! next substeps. The query reaches `SimParams::skin_contact_depth` into the body: deeper cloth
-//! is left to the proxies.
+//! is left to the proxies. Both lengths are for a body 1–2 m tall and scale with the body the
+//! scene dressed (`SimParams::body_scale`).
 //!
 //! **Where in the substep.** The push runs *before* the deformation limit, so that the limit
 //! (and the contact rounds after the proxies' pass) takes up the stretch it makes in the same
@@ -232,8 +233,14 @@ pub fn skin_contact(
     let clock = std::time::Instant::now();
     ws.skin.prepare(ws.collide_t);
     let n_sub = params.substeps.max(1) as f32;
-    let reach_in = params.skin_contact_depth.max(0.0);
-    let step = params.skin_contact_step.max(1e-6);
+    // Both lengths are for a body 1-2 m tall (`SimParams::body_scale`).
+    let scale = if params.body_scale.is_finite() && params.body_scale > 0.0 {
+        params.body_scale
+    } else {
+        1.0
+    };
+    let reach_in = params.skin_contact_depth.max(0.0) * scale;
+    let step = params.skin_contact_step.max(1e-6) * scale;
     let inv_dt = 1.0 / dt;
     let inv_frame = 1.0 / params.frame_dt.max(1e-6);
     let travel = ws.skin.region_travel();
