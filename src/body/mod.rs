@@ -25,5 +25,5 @@ pub use proxies::{
     tapered_capsule_sdf, union_sdf, world_from_bind, BodyError, CapsuleClosest, JointQuality,
     Proxies, ProxyFrame, ProxyOptions, ProxyQuality, StandOff, QUALITY_TOLERANCE,
 };
-pub use rigid::{is_rigid_part, mesh_bound_to_skin, with_rigid_parts};
+pub use rigid::{file_mesh_name, is_rigid_part, mesh_bound_to_skin, with_rigid_parts};
 pub use sheets::sheet_triangles;

@@ -23,6 +23,12 @@ pub fn is_rigid_part(mesh: &SkinnedMesh) -> bool {
     mesh.name.ends_with(RIGID_PART)
 }
 
+/// The name of `mesh` as the file gives it: without the mark [`with_rigid_parts`] appends to a
+/// rigid mesh it binds (for messages: "its mesh 'Head/Head#0'").
+pub fn file_mesh_name(mesh: &SkinnedMesh) -> &str {
+    mesh.name.strip_suffix(RIGID_PART).unwrap_or(&mesh.name)
+}
+
 /// The rig with its rigid and other-skin meshes bound to skin `skin` (appended after the rig's
 /// own meshes, so mesh indices of the originals are unchanged), or `None` when there is nothing
 /// to add (then the rig itself is the body) or the rig has no such skin.

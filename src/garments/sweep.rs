@@ -400,7 +400,7 @@ impl BodyAtRest<'_> {
                 }
                 if worst.as_ref().is_none_or(|c| near.0 > c.depth) {
                     worst = Some(HeadClash {
-                        part: self.rig.meshes[near.1].name.clone(),
+                        part: crate::body::file_mesh_name(&self.rig.meshes[near.1]).to_string(),
                         clip: self.rig.clips[ci].name.clone(),
                         time: t,
                         depth: near.0,
