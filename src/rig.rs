@@ -182,21 +182,12 @@ impl Rig {
             {
                 return true;
             }
-            // The mesh's node and every node above it (bounded: a malformed parent cycle
-            // cannot loop).
-            let mut at = Some(m.node as usize);
-            for _ in 0..sk.len() {
-                let Some(k) = at else { break };
-                if sk
-                    .names
+            // The mesh's node and every node above it.
+            sk.self_and_ancestors(m.node as usize).any(|k| {
+                sk.names
                     .get(k)
                     .is_some_and(|n| !n.is_empty() && name_matches(pattern, n))
-                {
-                    return true;
-                }
-                at = sk.parents.get(k).copied().flatten().map(|p| p as usize);
-            }
-            false
+            })
         };
         let mut hide = vec![false; self.meshes.len()];
         for p in patterns {

@@ -21,6 +21,15 @@ impl Skeleton {
         self.names.len()
     }
 
+    /// Node `node` and the nodes above it, nearest first (at most [`Skeleton::len`] of them, so
+    /// a malformed parent cycle cannot loop; nothing for a node out of range).
+    pub fn self_and_ancestors(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors((node < self.len()).then_some(node), |&k| {
+            self.parents.get(k).copied().flatten().map(|p| p as usize)
+        })
+        .take(self.len())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
@@ -76,4 +85,29 @@ pub struct Skin {
     pub inverse_bind: Vec<Mat4>,
     /// The skin's `skeleton` root node, if the file names one.
     pub skeleton_root: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skeleton(parents: Vec<Option<u32>>) -> Skeleton {
+        let n = parents.len();
+        Skeleton {
+            names: (0..n).map(|i| format!("n{i}")).collect(),
+            parents,
+            rest: vec![Transform::IDENTITY; n],
+        }
+    }
+
+    #[test]
+    fn ancestors_go_up_to_the_root_and_stop_on_a_cycle() {
+        let sk = skeleton(vec![None, Some(0), Some(1), Some(0)]);
+        assert_eq!(sk.self_and_ancestors(2).collect::<Vec<_>>(), [2, 1, 0]);
+        assert_eq!(sk.self_and_ancestors(3).collect::<Vec<_>>(), [3, 0]);
+        assert_eq!(sk.self_and_ancestors(9).count(), 0);
+        // A malformed file: 0 and 1 each other's parent.
+        let bad = skeleton(vec![Some(1), Some(0)]);
+        assert_eq!(bad.self_and_ancestors(0).count(), 2);
+    }
 }

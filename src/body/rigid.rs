@@ -92,17 +92,10 @@ fn rigid_to_skin(
     wfb: &[Mat4],
     joint_of_node: &dyn Fn(usize) -> Option<usize>,
 ) -> Option<SkinnedMesh> {
-    let sk = &rig.skeleton;
-    let mut n = Some(m.node as usize);
-    let mut k = None;
-    while let Some(i) = n {
-        if let Some(j) = joint_of_node(i) {
-            k = Some(j);
-            break;
-        }
-        n = sk.parents.get(i).copied().flatten().map(|p| p as usize);
-    }
-    let k = k?;
+    let k = rig
+        .skeleton
+        .self_and_ancestors(m.node as usize)
+        .find_map(joint_of_node)?;
     let world_from_mesh = *rest.get(m.node as usize)?;
     let bind_from_world = wfb.get(k)?.inverse();
     let bind_from_mesh = bind_from_world * world_from_mesh;

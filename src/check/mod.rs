@@ -282,21 +282,18 @@ fn held_props(scene: &Scene) -> Vec<Option<String>> {
     ];
     let mut out = Vec::new();
     for m in &scene.rig.meshes {
-        let mut prop = None;
-        if m.skin.is_none() {
-            let mut at = Some(m.node as usize);
-            'up: for _ in 0..sk.len() {
-                let Some(k) = at else { break };
-                for (h, side) in hands {
-                    if h == Some(k) {
-                        let name = sk.names.get(m.node as usize).cloned().unwrap_or_default();
-                        prop = Some(format!("'{name}', a prop the {side} hand holds"));
-                        break 'up;
-                    }
-                }
-                at = sk.parents.get(k).copied().flatten().map(|p| p as usize);
-            }
-        }
+        let side = m
+            .skin
+            .is_none()
+            .then(|| {
+                sk.self_and_ancestors(m.node as usize)
+                    .find_map(|k| hands.iter().find(|h| h.0 == Some(k)).map(|h| h.1))
+            })
+            .flatten();
+        let prop = side.map(|side| {
+            let name = sk.names.get(m.node as usize).cloned().unwrap_or_default();
+            format!("'{name}', a prop the {side} hand holds")
+        });
         out.extend(std::iter::repeat_n(prop, m.indices.len() / 3));
     }
     out

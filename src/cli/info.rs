@@ -302,15 +302,10 @@ fn follows(rig: &crate::Rig, m: &crate::rig::SkinnedMesh) -> String {
     }
     let sk = &rig.skeleton;
     let is_joint = |n: usize| rig.skins.iter().any(|s| s.joints.contains(&(n as u32)));
-    let mut at = Some(m.node);
-    for _ in 0..sk.len() {
-        let Some(k) = at else { break };
-        if is_joint(k as usize) {
-            return sk.names.get(k as usize).cloned().unwrap_or_default();
-        }
-        at = sk.parents.get(k as usize).copied().flatten();
-    }
-    "-".into()
+    sk.self_and_ancestors(m.node as usize)
+        .find(|&k| is_joint(k))
+        .and_then(|k| sk.names.get(k).cloned())
+        .unwrap_or_else(|| "-".into())
 }
 
 fn table<const N: usize>(s: &mut String, head: [&str; N], rows: &[[String; N]], right: &[usize]) {
