@@ -501,17 +501,25 @@ fn toon_has_few_bands_and_phong_a_gradient() {
     assert!(toon * 2 < phong, "toon {toon} vs phong {phong}");
 }
 
+/// Fine detail of a render: the mean |second difference| of luminance along the rows, over the
+/// pixels whose 5×5 neighbourhood is all object. A smooth shading gradient (a straight line in
+/// luminance) and the anti-aliased silhouette add nothing to it, so it measures what a bump or
+/// displacement map adds and not how an adapter blends edges: with first differences over every
+/// object pixel, the plain sphere gave 2.8 (its silhouette and its shading gradient), and the bump
+/// sphere's ratio to it was 2.01 on lavapipe and 1.99 on an NVIDIA H100.
 fn roughness(img: &RgbaImage) -> f64 {
+    let (w, h) = img.dimensions();
     let mut sum = 0.0;
     let mut n = 0.0;
-    for y in 1..img.height() - 1 {
-        for x in 1..img.width() - 1 {
-            let p = img.get_pixel(x, y);
-            let q = img.get_pixel(x + 1, y);
-            if is_background(p) || is_background(q) {
+    for y in 2..h.saturating_sub(2) {
+        for x in 2..w.saturating_sub(2) {
+            let inside = (y - 2..=y + 2)
+                .all(|v| (x - 2..=x + 2).all(|u| !is_background(img.get_pixel(u, v))));
+            if !inside {
                 continue;
             }
-            sum += (luma(p) - luma(q)).abs();
+            let l = |u: u32| luma(img.get_pixel(u, y));
+            sum += (l(x - 1) - 2.0 * l(x) + l(x + 1)).abs();
             n += 1.0;
         }
     }
@@ -526,7 +534,7 @@ fn bump_adds_fine_detail_without_changing_the_silhouette() {
     let bump = sphere_alone(g, Shading::Bump);
     let phong = sphere_alone(g, Shading::BlinnPhong);
     let (rb, rp) = (roughness(&bump), roughness(&phong));
-    eprintln!("pixel-to-pixel luminance change: bump {rb:.2}, phong {rp:.2}");
+    eprintln!("fine detail (mean |second difference| of luminance): bump {rb:.2}, phong {rp:.2}");
     assert!(rb > 2.0 * rp, "bump {rb} vs phong {rp}");
     let (cb, cp) = (object_pixels(&bump).len(), object_pixels(&phong).len());
     assert!(
