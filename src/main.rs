@@ -32,6 +32,9 @@ enum Command {
     /// Render a clip offscreen (wgpu) to PNG frames and an animated GIF.
     #[cfg(feature = "gpu")]
     Render(drape::cli::render::Args),
+    /// Render a clip offscreen (wgpu): not in this build, which has no `gpu` feature.
+    #[cfg(not(feature = "gpu"))]
+    Render(drape::cli::NoGpuArgs),
     /// Park & Byun 2019's wet-cloth experiments (wet-fig5 … wet-fig9): JSON and a picture.
     Experiment(drape::cli::experiment::Args),
     /// Simulate a dressed character over its clip and write it as one animated glTF.
@@ -82,6 +85,12 @@ fn main() {
         Command::Bench(a) => drape::cli::bench::run(a),
         #[cfg(feature = "gpu")]
         Command::Render(a) => drape::cli::render::run(a),
+        #[cfg(not(feature = "gpu"))]
+        Command::Render(_) => Err(drape::cli::CliError::new(
+            "this drape was built without the `gpu` feature, so it cannot render; build with \
+             default features (`cargo build --release`), or bake the clip with `drape bake` \
+             and open the glTF in any viewer",
+        )),
         Command::Experiment(a) => drape::cli::experiment::run(a),
         Command::Proxies(a) => drape::cli::proxies::run(a),
         Command::Bake(a) => drape::cli::bake::run(a),

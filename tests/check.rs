@@ -778,3 +778,32 @@ fn the_check_says_which_bone_it_took_for_which() {
     );
     assert!(stdout.contains("verdict: "), "{stdout}");
 }
+
+/// `drape render` in either build: with the `gpu` feature it is there; without it, it says why
+/// it cannot render and how to get a build that can, whatever arguments it is given (it was
+/// "unrecognized subcommand 'render'", with clap's tip of `scene`).
+#[test]
+fn render_says_what_a_build_without_the_gpu_lacks() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args([
+            "render",
+            "--garments",
+            "all",
+            "--clip",
+            "roundhouse_kick",
+            "--help",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if cfg!(feature = "gpu") {
+        assert!(out.status.success(), "{err}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("--garments"));
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("without the `gpu` feature") && err.contains("cargo build --release"),
+            "{err}"
+        );
+    }
+}

@@ -29,6 +29,16 @@ pub mod rig;
 pub mod scene;
 pub mod view;
 
+/// `drape render` in a build without the `gpu` feature: it takes whatever it is given and says
+/// why it cannot run (left out of the command line, it was "unrecognized subcommand 'render'",
+/// with clap's tip of the nearest name, `scene`).
+#[cfg(not(feature = "gpu"))]
+#[derive(clap::Args, Debug)]
+pub struct NoGpuArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
+}
+
 use std::path::{Path, PathBuf};
 
 use crate::asset::{load_rig_with, LoadOptions};
