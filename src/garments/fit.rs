@@ -296,10 +296,21 @@ impl<'a> BodyAtRest<'a> {
 
     /// The skin of [`BodyAtRest::sdf`]: the rig's meshes bound to the skin, placed by this
     /// pose's skin matrices (LBS), as one surface; `None` without triangles.
+    ///
+    /// Less the open sheets ([`crate::body::sheet_triangles`]), as the check and the skin
+    /// contact leave them out: the side of a sheet's nearest point says "inside" for every
+    /// point behind it, to any depth. The KayKit Rogue's sash was laid out round its cape
+    /// (a curved plane hung from the chest) as if the cape closed a body behind it: the band's
+    /// rays left the "body" only beyond the cape, and at the sides up to 31 cm from any skin,
+    /// a hoop 0.6–0.86 m from the waist's axis.
     fn build_surface(&self) -> Option<crate::cloth::skin::SkinSurface> {
+        let sheets = crate::body::sheet_triangles(self.rig);
         let mut rest = Vec::new();
         let mut tris = Vec::new();
+        let mut first_tri = 0;
         for m in &self.rig.meshes {
+            let mesh_tris = first_tri..first_tri + m.indices.len() / 3;
+            first_tri = mesh_tris.end;
             if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
                 continue;
             }
@@ -310,7 +321,9 @@ impl<'a> BodyAtRest<'a> {
             tris.extend(
                 m.indices
                     .chunks_exact(3)
-                    .map(|t| [base + t[0], base + t[1], base + t[2]]),
+                    .zip(mesh_tris)
+                    .filter(|&(_, t)| !sheets.get(t).copied().unwrap_or(false))
+                    .map(|(t, _)| [base + t[0], base + t[1], base + t[2]]),
             );
         }
         if tris.is_empty() {

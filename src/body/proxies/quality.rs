@@ -22,6 +22,9 @@ pub struct ProxyQuality {
     /// Of those, vertices hidden inside another closed part of the skin ([`quality_at_bind`]
     /// counts them; [`quality`] does not know and reports 0).
     pub hidden: usize,
+    /// Of those, vertices of open sheets (and not hidden), covered by thin shells and not fitted
+    /// (`shell.rs`; counted by [`quality_at_bind`], 0 from [`quality`]).
+    pub sheets: usize,
     /// Share of the skin surface inside the proxy union (signed distance ≤ 0.5 mm), 0..1.
     pub coverage: f32,
     /// Share of the skin surface within `tolerance` of a proxy surface (|signed distance|), 0..1.
@@ -99,6 +102,7 @@ pub fn quality(
         vertices: gaps.len(),
         ignored,
         hidden: 0,
+        sheets: 0,
         coverage,
         within,
         tolerance: QUALITY_TOLERANCE,
@@ -123,6 +127,9 @@ impl Proxies {
             .filter(|m| m.skin == Some(skin as u32))
             .collect();
         let hidden = hidden_vertices(&meshes);
+        // Open sheets are covered by thin shells, not fitted (`shell.rs`): their vertices lie
+        // a shell's radius inside by design.
+        let sheet = super::shell::sheet_vertices(rig, skin);
         let mut out = Vec::new();
         for mesh in meshes {
             let base = out.len();
@@ -147,7 +154,11 @@ impl Proxies {
             }
             for v in 0..mesh.positions.len() {
                 let d = dominant_joint(mesh, v, nj);
-                if d as usize >= nj || self.skipped_joints.contains(&d) || hidden[base + v] {
+                if d as usize >= nj
+                    || self.skipped_joints.contains(&d)
+                    || hidden[base + v]
+                    || sheet[base + v]
+                {
                     out[base + v] = 0.0;
                 }
             }
@@ -202,7 +213,13 @@ pub fn quality_at_bind(rig: &Rig, skin: usize, proxies: &Proxies) -> ProxyQualit
         .iter()
         .filter(|m| m.skin == Some(skin as u32))
         .collect();
-    q.hidden = hidden_vertices(&meshes).iter().filter(|&&h| h).count();
+    let hidden = hidden_vertices(&meshes);
+    q.hidden = hidden.iter().filter(|&&h| h).count();
+    q.sheets = super::shell::sheet_vertices(rig, skin)
+        .iter()
+        .zip(&hidden)
+        .filter(|&(&s, &h)| s && !h)
+        .count();
     q
 }
 
@@ -290,9 +307,17 @@ impl fmt::Display for ProxyQuality {
         if self.ignored > 0 {
             write!(
                 f,
-                " ({} left out: {} hidden inside another part, the rest of skipped bones)",
+                " ({} left out: {} hidden inside another part, ",
                 self.ignored, self.hidden
             )?;
+            if self.sheets > 0 {
+                write!(
+                    f,
+                    "{} of open sheets, wrapped in thin shells, ",
+                    self.sheets
+                )?;
+            }
+            write!(f, "the rest of skipped bones)")?;
         }
         writeln!(f)?;
         writeln!(
