@@ -401,6 +401,26 @@ fn body_surface(
     crate::cloth::skin::SkinSurface::new(&rest, &tris)
 }
 
+/// The body's open sheets alone (`sheets`, [`crate::body::sheet_triangles`]), for the skin-contact
+/// stage to meet from either side: a sheet has no inside to push cloth out of, but cloth must not
+/// pass through it (KayKit's capes hang over the hakama and the sash).
+fn sheet_surface(rig: &Rig, skinner: &Skinner, sheets: &[bool]) -> crate::cloth::skin::SkinSurface {
+    let mut rest = Vec::new();
+    let mut tris = Vec::new();
+    let mut k = 0;
+    for (m, mesh) in rig.meshes.iter().enumerate() {
+        let base = rest.len() as u32;
+        rest.extend_from_slice(skinner.positions(m));
+        for t in mesh.indices.chunks_exact(3) {
+            if sheets.get(k).copied().unwrap_or(false) {
+                tris.push([base + t[0], base + t[1], base + t[2]]);
+            }
+            k += 1;
+        }
+    }
+    crate::cloth::skin::SkinSurface::new(&rest, &tris)
+}
+
 /// The joint (index into the mesh's skin's joints) with the largest weight at vertex `v` of
 /// `m`, over both sets of four influences; `None` without weights.
 fn dominant_joint(m: &crate::rig::SkinnedMesh, v: usize) -> Option<u16> {
@@ -598,6 +618,10 @@ impl Scene {
             workspace
                 .skin
                 .set_frame((0..rig.meshes.len()).map(|m| skinner.positions(m)));
+            workspace.sheets = sheet_surface(&rig, &skinner, &sheet_tris);
+            workspace
+                .sheets
+                .set_frame((0..rig.meshes.len()).map(|m| skinner.positions(m)));
         }
         let mut world_from_bind_m = Vec::new();
         world_from_bind(&world_from_node, &rig.skins[skin], &mut world_from_bind_m);
@@ -759,6 +783,12 @@ impl Scene {
             let skinner = &self.skinner;
             self.workspace
                 .skin
+                .set_frame((0..self.rig.meshes.len()).map(|m| skinner.positions(m)));
+        }
+        if !self.workspace.sheets.is_empty() {
+            let skinner = &self.skinner;
+            self.workspace
+                .sheets
                 .set_frame((0..self.rig.meshes.len()).map(|m| skinner.positions(m)));
         }
         // 3. Proxies and their BVH; colliders move from last frame's pose to this one.

@@ -279,3 +279,61 @@ fn diagnose_worst_spring() {
     }
     println!("worst {worst:.3} stats {:?}", scene.workspace.skin_stats);
 }
+
+/// An open sheet (KayKit's capes: `drape::body::sheets`) has no inside, and cloth meets it from
+/// either side (`ClothWorkspace::sheets`): a square of cloth dropped on a flat sheet 2 m above the
+/// floor rests on it, and one lifted into it from below (gravity upwards) stays under it. With
+/// the sheet not met, both pass through it.
+#[test]
+fn cloth_meets_an_open_sheet_from_either_side() {
+    let run = |meet: bool, up: bool| -> (f32, f32) {
+        let y = 2.0;
+        let start = if up { y - 0.05 } else { y + 0.05 };
+        let g = grid(
+            "sheet",
+            &GridSpec::square(11, 0.3, Vec3::new(0.0, start, 0.0)),
+            &GarmentParams::default(),
+        )
+        .unwrap();
+        let model = ClothModel::new(vec![g]);
+        let mut state = ClothState::new(&model);
+        let mut ws = ClothWorkspace::new(&model);
+        // A 1 m square sheet, two triangles, facing up.
+        let pos = [
+            Vec3::new(-0.5, y, -0.5),
+            Vec3::new(0.5, y, -0.5),
+            Vec3::new(0.5, y, 0.5),
+            Vec3::new(-0.5, y, 0.5),
+        ];
+        let tris = [[0, 2, 1], [0, 3, 2]];
+        if meet {
+            ws.sheets = SkinSurface::new(&pos, &tris);
+        }
+        let params = SimParams {
+            skin_contact: 16,
+            gravity: if up { Vec3::Y * 9.8 } else { Vec3::Y * -9.8 },
+            ..SimParams::default()
+        };
+        for _ in 0..60 {
+            ws.sheets.set_frame([pos.as_slice()]);
+            step_frame(&model, &mut state, &mut ws, &[], &params);
+        }
+        let ys = state.x.iter().map(|p| p.y);
+        (
+            ys.clone().fold(f32::INFINITY, f32::min),
+            ys.fold(f32::NEG_INFINITY, f32::max),
+        )
+    };
+    let (lo, _) = run(true, false);
+    assert!(
+        lo > 2.0,
+        "dropped on the sheet: the lowest particle at {lo:.3} m"
+    );
+    let (_, hi) = run(true, true);
+    assert!(
+        hi < 2.0,
+        "lifted into the sheet: the highest particle at {hi:.3} m"
+    );
+    let (lo, _) = run(false, false);
+    assert!(lo < 1.5, "not met, the cloth falls through: {lo:.3} m");
+}

@@ -559,8 +559,9 @@ impl SkinSurface {
         })
     }
 
-    /// Unit normal of triangle `t` at the prepared positions (zero if degenerate).
-    fn face_normal(&self, t: usize) -> Vec3A {
+    /// Unit normal of triangle `t` (as [`SkinHit::triangle`] numbers it) at the prepared
+    /// positions, by its corners' order (zero if degenerate).
+    pub fn face_normal(&self, t: usize) -> Vec3A {
         let p = self.tris[t].map(|i| self.x[i as usize]);
         (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero()
     }

@@ -244,6 +244,9 @@ pub struct ClothWorkspace {
     /// The skinned body's surface for the skin-contact stage (`stages/skin.rs`); empty: no
     /// skin contact. The caller (the dressed scene) builds it and sets each frame's positions.
     pub skin: crate::cloth::skin::SkinSurface,
+    /// The body's open sheets (`crate::body::sheets`: KayKit's capes), met from either side by
+    /// the skin-contact stage (`stages/skin.rs`); empty: none.
+    pub sheets: crate::cloth::skin::SkinSurface,
     /// Per particle: how far it was from the skin at its last query (see
     /// `cloth::stages::skin::Clearance`).
     pub(super) skin_clear: Vec<crate::cloth::stages::skin::Clearance>,
@@ -281,6 +284,7 @@ impl ClothWorkspace {
             contact_collider: vec![u32::MAX; n],
             skin: Default::default(),
             skin_clear: Vec::new(),
+            sheets: Default::default(),
             skin_stats: Default::default(),
             skin_planes_live: false,
             extra_normal: vec![0.0; n],

@@ -114,9 +114,8 @@ impl<'a> BindFit<'a> {
         // Vertices hidden inside another closed part are no body surface: they would drag the
         // spheres into the neighbour's volume (src/body/surface.rs).
         let hidden = hidden_vertices(&meshes);
-        // Nor are the vertices of open sheets: a sheet has no volume to bound; it gets a thin
-        // shell instead (`shell.rs`).
-        let sheet = super::shell::sheet_vertices(rig, skin_index);
+        // Nor are the vertices of open sheets: a sheet has no volume to bound (`sheets.rs`).
+        let sheet = super::sheets::sheet_vertices(rig, skin_index);
         for mesh in &meshes {
             for v in 0..mesh.positions.len() {
                 let d = if hidden[positions.len()] || sheet[positions.len()] {

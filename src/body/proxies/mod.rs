@@ -62,7 +62,7 @@ mod cover;
 mod fit;
 mod frame;
 mod quality;
-mod shell;
+mod sheets;
 mod slices;
 
 pub use capsule::{
@@ -74,7 +74,6 @@ pub use quality::{
     quality, quality_at_bind, quality_by_joint, stand_off_at_bind, JointQuality, ProxyQuality,
     StandOff, QUALITY_TOLERANCE,
 };
-pub use shell::SHELL_RADIUS;
 
 use fit::BindFit;
 
@@ -233,7 +232,6 @@ impl Proxies {
                 }
             }
         }
-        shell::add_sheet_shells(rig, skin, &fit.metres_per_unit, &mut px);
         Ok(px)
     }
 }

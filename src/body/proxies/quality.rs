@@ -22,8 +22,8 @@ pub struct ProxyQuality {
     /// Of those, vertices hidden inside another closed part of the skin ([`quality_at_bind`]
     /// counts them; [`quality`] does not know and reports 0).
     pub hidden: usize,
-    /// Of those, vertices of open sheets (and not hidden), covered by thin shells and not fitted
-    /// (`shell.rs`; counted by [`quality_at_bind`], 0 from [`quality`]).
+    /// Of those, vertices of open sheets (and not hidden): not fitted, met by the skin contact
+    /// from either side (`sheets.rs`; counted by [`quality_at_bind`], 0 from [`quality`]).
     pub sheets: usize,
     /// Share of the skin surface inside the proxy union (signed distance ≤ 0.5 mm), 0..1.
     pub coverage: f32,
@@ -127,9 +127,8 @@ impl Proxies {
             .filter(|m| m.skin == Some(skin as u32))
             .collect();
         let hidden = hidden_vertices(&meshes);
-        // Open sheets are covered by thin shells, not fitted (`shell.rs`): their vertices lie
-        // a shell's radius inside by design.
-        let sheet = super::shell::sheet_vertices(rig, skin);
+        // Open sheets are not fitted (`sheets.rs`): no proxy is meant to cover them.
+        let sheet = super::sheets::sheet_vertices(rig, skin);
         let mut out = Vec::new();
         for mesh in meshes {
             let base = out.len();
@@ -215,7 +214,7 @@ pub fn quality_at_bind(rig: &Rig, skin: usize, proxies: &Proxies) -> ProxyQualit
         .collect();
     let hidden = hidden_vertices(&meshes);
     q.hidden = hidden.iter().filter(|&&h| h).count();
-    q.sheets = super::shell::sheet_vertices(rig, skin)
+    q.sheets = super::sheets::sheet_vertices(rig, skin)
         .iter()
         .zip(&hidden)
         .filter(|&(&s, &h)| s && !h)
@@ -311,11 +310,7 @@ impl fmt::Display for ProxyQuality {
                 self.ignored, self.hidden
             )?;
             if self.sheets > 0 {
-                write!(
-                    f,
-                    "{} of open sheets, wrapped in thin shells, ",
-                    self.sheets
-                )?;
+                write!(f, "{} of open sheets, not fitted, ", self.sheets)?;
             }
             write!(f, "the rest of skipped bones)")?;
         }

@@ -73,6 +73,8 @@ pub struct SkinStats {
     /// Particles inside left where they were: the way out along the nearest surface led into
     /// the skin again (a fold).
     pub folds: u64,
+    /// Particles kept a thickness off an open sheet ([`sheet_contact`]).
+    pub sheets: u64,
     /// Wall seconds in the stage (surface preparation included).
     pub secs: f64,
 }
@@ -199,7 +201,7 @@ pub(crate) fn hold_on_skin_plane(
 pub fn active(ws: &ClothWorkspace, params: &SimParams) -> bool {
     let n = params.substeps.max(1);
     let k = params.skin_contact.min(n);
-    if k == 0 || ws.skin.is_empty() || !ws.collide_t.is_finite() {
+    if k == 0 || (ws.skin.is_empty() && ws.sheets.is_empty()) || !ws.collide_t.is_finite() {
         return false;
     }
     let s1 = (ws.collide_t * n as f32).round().max(0.0) as u32;
@@ -232,7 +234,6 @@ pub fn skin_contact(
 ) {
     let clock = std::time::Instant::now();
     ws.skin.prepare(ws.collide_t);
-    let n_sub = params.substeps.max(1) as f32;
     // Both lengths are for a body 1-2 m tall (`SimParams::body_scale`).
     let scale = if params.body_scale.is_finite() && params.body_scale > 0.0 {
         params.body_scale
@@ -241,8 +242,12 @@ pub fn skin_contact(
     };
     let reach_in = params.skin_contact_depth.max(0.0) * scale;
     let step = params.skin_contact_step.max(1e-6) * scale;
-    let inv_dt = 1.0 / dt;
-    let inv_frame = 1.0 / params.frame_dt.max(1e-6);
+    let steps = Steps {
+        n_sub: params.substeps.max(1) as f32,
+        inv_dt: 1.0 / dt,
+        inv_frame: 1.0 / params.frame_dt.max(1e-6),
+        dt,
+    };
     let travel = ws.skin.region_travel();
     if ws.skin_clear.len() != state.x.len() {
         ws.skin_clear.clear();
@@ -307,43 +312,154 @@ pub fn skin_contact(
                 } else {
                     target - x[k]
                 };
-                x[k] += push;
                 rec[k].normal = nrm;
                 rec[k].offset = nrm.dot(hit.point);
-                let motion = surf.frame_motion(hit.triangle, hit.bary);
-                let mu = friction[i];
-                if mu > 0.0 {
-                    let d_surface = motion / n_sub;
-                    let d_rel = (x[k] - xp[k]) - d_surface;
-                    let d_t = d_rel - nrm * d_rel.dot(nrm);
-                    let lt = d_t.length();
-                    if lt > 0.0 {
-                        let keep = (1.0 - mu * (depth + extra[i]) / lt).max(0.0);
-                        x[k] -= d_t * (1.0 - keep);
-                    }
-                }
-                // The projection is a correction of position, not a motion: the velocity is
-                // the substep's own (friction included), less any part into the skin relative
-                // to the skin's motion. (Deriving it from the corrected position, as the
-                // per-substep proxy contact may, would turn a once-per-frame push of a few
-                // centimetres into tens of m/s outwards.) `x_prev` is set to match, for the
-                // integrators that read the velocity from it.
-                let mut vel = (x[k] - push - xp[k]) * inv_dt;
-                let v_rel_n = (vel - motion * inv_frame).dot(nrm);
-                if v_rel_n < 0.0 {
-                    vel -= nrm * v_rel_n;
-                }
-                v[k] = vel;
-                xp[k] = x[k] - vel * dt;
+                let contact = Contact {
+                    push,
+                    normal: nrm,
+                    depth: depth + extra[i],
+                    motion: surf.frame_motion(hit.triangle, hit.bary),
+                    friction: friction[i],
+                };
+                respond(&contact, &mut x[k], &mut xp[k], &mut v[k], &steps);
             }
             n
         })
         .reduce(|| [0u64; 4], |a, b| std::array::from_fn(|j| a[j] + b[j]));
+    let sheets = sheet_contact(model, state, ws, &steps);
     let st = &mut ws.skin_stats;
+    st.sheets += sheets;
     st.passes += 1;
     st.visits += counts[0];
     st.near += counts[1];
     st.inside += counts[2];
     st.folds += counts[3];
     st.secs += clock.elapsed().as_secs_f64();
+}
+
+/// The substep's clock, for [`respond`].
+struct Steps {
+    n_sub: f32,
+    inv_dt: f32,
+    inv_frame: f32,
+    dt: f32,
+}
+
+/// One particle's push against a moving surface.
+struct Contact {
+    /// The correction of position.
+    push: Vec3A,
+    /// The surface's unit normal towards the particle's side.
+    normal: Vec3A,
+    /// How far the push went into the contact (plus any wet adhesion's extra normal force), for
+    /// the friction's bound.
+    depth: f32,
+    /// The surface point's motion over the frame.
+    motion: Vec3A,
+    friction: f32,
+}
+
+/// Moves a particle by `c.push` with Coulomb friction against the surface's own motion
+/// (`d_T ← max(1 − μ δ/|d_T|, 0) d_T`, as the proxies' `respond` in `cloth::collide`), and sets
+/// its velocity to the substep's own, less any part into the surface relative to its motion.
+fn respond(c: &Contact, x: &mut Vec3A, xp: &mut Vec3A, v: &mut Vec3A, s: &Steps) {
+    *x += c.push;
+    let nrm = c.normal;
+    if c.friction > 0.0 {
+        let d_surface = c.motion / s.n_sub;
+        let d_rel = (*x - *xp) - d_surface;
+        let d_t = d_rel - nrm * d_rel.dot(nrm);
+        let lt = d_t.length();
+        if lt > 0.0 {
+            let keep = (1.0 - c.friction * c.depth / lt).max(0.0);
+            *x -= d_t * (1.0 - keep);
+        }
+    }
+    // The projection is a correction of position, not a motion: the velocity is the substep's
+    // own (friction included), less any part into the surface relative to the surface's motion.
+    // (Deriving it from the corrected position, as the per-substep proxy contact may, would
+    // turn a once-per-frame push of a few centimetres into tens of m/s outwards.) `x_prev` is
+    // set to match, for the integrators that read the velocity from it.
+    let mut vel = (*x - c.push - *xp) * s.inv_dt;
+    let v_rel_n = (vel - c.motion * s.inv_frame).dot(nrm);
+    if v_rel_n < 0.0 {
+        vel -= nrm * v_rel_n;
+    }
+    *v = vel;
+    *xp = *x - vel * s.dt;
+}
+
+/// Cloth against the body's open sheets (`ClothWorkspace::sheets`: KayKit's capes, one curved
+/// plane each). A sheet has no inside, so the skin's rule (out of the side of the nearest
+/// surface) cannot hold cloth off it, and the proxies do not fit it (`crate::body::proxies`:
+/// fitted as volume, a cape drew spheres 9 cm round its edges that the hakama caught on). Here
+/// a particle nearer to a sheet than its thickness, or past it, is moved to its thickness on the
+/// side it was on at the start of the substep (`x_prev`, against the sheet's face normal; where
+/// the nearest point is on the sheet's open edge, away from that edge), with the same friction
+/// and velocity rule as the skin. Every particle is visited: the sheets are a few hundred
+/// triangles, and a particle far from them costs one bounding-box test.
+fn sheet_contact(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    steps: &Steps,
+) -> u64 {
+    if ws.sheets.is_empty() {
+        return 0;
+    }
+    ws.sheets.prepare(ws.collide_t);
+    let surf = &ws.sheets;
+    let (inv_mass, thickness, friction) = (&state.inv_mass, &model.thickness, &model.friction);
+    state
+        .x
+        .par_chunks_mut(CHUNK)
+        .zip(state.x_prev.par_chunks_mut(CHUNK))
+        .zip(state.v.par_chunks_mut(CHUNK))
+        .enumerate()
+        .map(|(c, ((x, xp), v))| {
+            let mut n = 0u64;
+            for k in 0..x.len() {
+                let i = c * CHUNK + k;
+                if inv_mass[i] <= 0.0 {
+                    continue;
+                }
+                let th = thickness[i];
+                // As far as the substep moved it, to catch it where it crossed the sheet.
+                let Some(hit) = surf.closest(x[k], th + (x[k] - xp[k]).length()) else {
+                    continue;
+                };
+                let face = surf.face_normal(hit.triangle as usize);
+                let on_face = hit.bary.iter().all(|&b| b > 1e-4);
+                let away = x[k] - hit.point;
+                let nrm = if on_face || away.length_squared() < 1e-12 {
+                    // The side it came from.
+                    let side = (xp[k] - hit.point).dot(face);
+                    if side >= 0.0 {
+                        face
+                    } else {
+                        -face
+                    }
+                } else {
+                    away.normalize()
+                };
+                if nrm == Vec3A::ZERO {
+                    continue;
+                }
+                let gap = (x[k] - hit.point).dot(nrm);
+                if gap >= th {
+                    continue;
+                }
+                n += 1;
+                let contact = Contact {
+                    push: nrm * (th - gap),
+                    normal: nrm,
+                    depth: th - gap,
+                    motion: surf.frame_motion(hit.triangle, hit.bary),
+                    friction: friction[i],
+                };
+                respond(&contact, &mut x[k], &mut xp[k], &mut v[k], steps);
+            }
+            n
+        })
+        .sum()
 }
