@@ -52,6 +52,9 @@ pub struct BodyAtRest<'a> {
     /// turn).
     hulls: std::cell::OnceCell<Hulls>,
     hint: std::cell::Cell<usize>,
+    /// The open sheets' triangles at this pose ([`BodyAtRest::keep_under_sheets`]), built on
+    /// first use.
+    sheets: std::cell::OnceCell<Vec<[Vec3; 3]>>,
 }
 
 impl<'a> BodyAtRest<'a> {
@@ -99,6 +102,7 @@ impl<'a> BodyAtRest<'a> {
             surface: std::cell::OnceCell::new(),
             hulls: std::cell::OnceCell::new(),
             hint: std::cell::Cell::new(0),
+            sheets: std::cell::OnceCell::new(),
         };
         // glTF is Y up; the character's left from its hip joints, forward = left × up.
         if let (Ok(l), Ok(r)) = (b.joint("LeftUpLeg", "body"), b.joint("RightUpLeg", "body")) {
@@ -162,6 +166,7 @@ impl<'a> BodyAtRest<'a> {
             surface: std::cell::OnceCell::new(),
             hulls: std::cell::OnceCell::new(),
             hint: std::cell::Cell::new(0),
+            sheets: std::cell::OnceCell::new(),
         }
     }
 
@@ -335,6 +340,65 @@ impl<'a> BodyAtRest<'a> {
         Some(s)
     }
 
+    /// Moves every point of `points` that lies beyond an open sheet of the body (KayKit's capes:
+    /// [`crate::body::sheets`]), seen from the body's axis (the vertical through the hips at the
+    /// point's height), back along that line to `clearance` short of the sheet. The layout does
+    /// not see the sheets otherwise (they have no inside), and the skin contact keeps each
+    /// particle on the side of a sheet it is on: without this a garment could start on both
+    /// sides of a cape, through it (the Rogue's sash band under its cape, the tails and the back
+    /// of the hakama over it). The waist's garments are laid out so, under the sheets.
+    pub(super) fn keep_under_sheets(&self, points: &mut [Vec3], clearance: f32) {
+        let tris = self.sheets.get_or_init(|| self.sheet_triangles());
+        if tris.is_empty() {
+            return;
+        }
+        let Ok(hips) = self.joint("Hips", "layout") else {
+            return;
+        };
+        for p in points.iter_mut() {
+            let a = Vec3::new(hips.x, p.y, hips.z);
+            let d = *p - a;
+            let len = d.length();
+            if !(len > 1e-6) {
+                continue;
+            }
+            let first = tris
+                .iter()
+                .filter_map(|t| segment_hits(a, d, t))
+                .fold(f32::INFINITY, f32::min);
+            if first.is_finite() {
+                *p = a + d * ((first - clearance / len).max(0.0));
+            }
+        }
+    }
+
+    /// The triangles of the open sheets among the meshes [`BodyAtRest::sdf`] reads, at this pose.
+    fn sheet_triangles(&self) -> Vec<[Vec3; 3]> {
+        let sheets = crate::body::sheet_triangles(self.rig);
+        let mut out = Vec::new();
+        let mut first_tri = 0;
+        for m in &self.rig.meshes {
+            let mesh_tris = first_tri..first_tri + m.indices.len() / 3;
+            first_tri = mesh_tris.end;
+            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
+                continue;
+            }
+            let at = |v: u32| {
+                let v = v as usize;
+                blend(&self.world_from_bind, m.joints[v], m.weights[v])
+                    .transform_point3(m.positions[v])
+            };
+            for (t, k) in m.indices.chunks_exact(3).zip(mesh_tris) {
+                if sheets.get(k).copied().unwrap_or(false)
+                    && t.iter().all(|&v| (v as usize) < m.positions.len())
+                {
+                    out.push([at(t[0]), at(t[1]), at(t[2])]);
+                }
+            }
+        }
+        out
+    }
+
     /// Distance from `centre` along the horizontal unit `dir` to where the body
     /// ([`BodyAtRest::sdf`]) is first left for good (its signed distance ≥ `clearance`), m; `max` × [`BodyAtRest::scale`] if
     /// nothing is hit.
@@ -437,4 +501,29 @@ pub fn body_scale(height: f32) -> f32 {
     } else {
         1.0
     }
+}
+
+/// Where the segment `a + s d`, `s` in [0, 1], crosses triangle `t` (Möller & Trumbore 1997), as
+/// `s`; `None` if it does not.
+fn segment_hits(a: Vec3, d: Vec3, t: &[Vec3; 3]) -> Option<f32> {
+    let e1 = t[1] - t[0];
+    let e2 = t[2] - t[0];
+    let p = d.cross(e2);
+    let det = e1.dot(p);
+    if det.abs() < 1e-12 {
+        return None;
+    }
+    let inv = 1.0 / det;
+    let o = a - t[0];
+    let u = o.dot(p) * inv;
+    if !(0.0..=1.0).contains(&u) {
+        return None;
+    }
+    let q = o.cross(e1);
+    let v = d.dot(q) * inv;
+    if v < 0.0 || u + v > 1.0 {
+        return None;
+    }
+    let s = e2.dot(q) * inv;
+    (0.0..=1.0).contains(&s).then_some(s)
 }

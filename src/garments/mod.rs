@@ -347,6 +347,11 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
             ))
         }
     };
+    // The waist's garments are worn under the body's open sheets (a KayKit cape, hung from the
+    // chest); the cape and the headband's tails, which hang from above it, go over them.
+    if matches!(spec.kind, GarmentKind::Hakama | GarmentKind::Sash) {
+        body.keep_under_sheets(&mut sheet.positions, spec.clearance);
+    }
     let name = spec.kind.name();
     // The pinned list must be sorted and unique for the model.
     sheet.pinned.sort_unstable();
