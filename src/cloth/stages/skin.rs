@@ -248,6 +248,9 @@ pub fn skin_contact(
         inv_frame: 1.0 / params.frame_dt.max(1e-6),
         dt,
     };
+    // The sheets first: where cloth is pinched between a sheet and the skin (a rigid cape close
+    // to a bending back), the skin has the last word, and the cloth ends outside the body.
+    let sheets = sheet_contact(model, state, ws, &steps);
     let travel = ws.skin.region_travel();
     if ws.skin_clear.len() != state.x.len() {
         ws.skin_clear.clear();
@@ -326,7 +329,6 @@ pub fn skin_contact(
             n
         })
         .reduce(|| [0u64; 4], |a, b| std::array::from_fn(|j| a[j] + b[j]));
-    let sheets = sheet_contact(model, state, ws, &steps);
     let st = &mut ws.skin_stats;
     st.sheets += sheets;
     st.passes += 1;
