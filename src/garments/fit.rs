@@ -309,28 +309,13 @@ impl<'a> BodyAtRest<'a> {
     /// rays left the "body" only beyond the cape, and at the sides up to 31 cm from any skin,
     /// a hoop 0.6–0.86 m from the waist's axis.
     fn build_surface(&self) -> Option<crate::cloth::skin::SkinSurface> {
-        let sheets = crate::body::sheet_triangles(self.rig);
-        let mut rest = Vec::new();
-        let mut tris = Vec::new();
-        let mut first_tri = 0;
-        for m in &self.rig.meshes {
-            let mesh_tris = first_tri..first_tri + m.indices.len() / 3;
-            first_tri = mesh_tris.end;
-            if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
-                continue;
-            }
-            let base = rest.len() as u32;
-            rest.extend(m.positions.iter().enumerate().map(|(v, p)| {
-                blend(&self.world_from_bind, m.joints[v], m.weights[v]).transform_point3(*p)
-            }));
-            tris.extend(
-                m.indices
-                    .chunks_exact(3)
-                    .zip(mesh_tris)
-                    .filter(|&(_, t)| !sheets.get(t).copied().unwrap_or(false))
-                    .map(|(t, _)| [base + t[0], base + t[1], base + t[2]]),
-            );
-        }
+        let (rest, all, sheet) = self.posed_triangles();
+        let tris: Vec<[u32; 3]> = all
+            .into_iter()
+            .zip(sheet)
+            .filter(|&(_, s)| !s)
+            .map(|(t, _)| t)
+            .collect();
         if tris.is_empty() {
             return None;
         }
@@ -374,8 +359,20 @@ impl<'a> BodyAtRest<'a> {
 
     /// The triangles of the open sheets among the meshes [`BodyAtRest::sdf`] reads, at this pose.
     fn sheet_triangles(&self) -> Vec<[Vec3; 3]> {
+        let (x, tris, sheet) = self.posed_triangles();
+        tris.iter()
+            .zip(sheet)
+            .filter(|&(t, s)| s && t.iter().all(|&v| (v as usize) < x.len()))
+            .map(|(t, _)| t.map(|v| x[v as usize]))
+            .collect()
+    }
+
+    /// The meshes bound to the skin at this pose (LBS): their vertices, their triangles (indices
+    /// into those), and whether each triangle is part of an open sheet
+    /// ([`crate::body::sheet_triangles`]).
+    fn posed_triangles(&self) -> (Vec<Vec3>, Vec<[u32; 3]>, Vec<bool>) {
         let sheets = crate::body::sheet_triangles(self.rig);
-        let mut out = Vec::new();
+        let (mut x, mut tris, mut sheet) = (Vec::new(), Vec::new(), Vec::new());
         let mut first_tri = 0;
         for m in &self.rig.meshes {
             let mesh_tris = first_tri..first_tri + m.indices.len() / 3;
@@ -383,20 +380,16 @@ impl<'a> BodyAtRest<'a> {
             if m.skin != Some(self.skin as u32) || m.joints.len() != m.positions.len() {
                 continue;
             }
-            let at = |v: u32| {
-                let v = v as usize;
-                blend(&self.world_from_bind, m.joints[v], m.weights[v])
-                    .transform_point3(m.positions[v])
-            };
+            let base = x.len() as u32;
+            x.extend(m.positions.iter().enumerate().map(|(v, p)| {
+                blend(&self.world_from_bind, m.joints[v], m.weights[v]).transform_point3(*p)
+            }));
             for (t, k) in m.indices.chunks_exact(3).zip(mesh_tris) {
-                if sheets.get(k).copied().unwrap_or(false)
-                    && t.iter().all(|&v| (v as usize) < m.positions.len())
-                {
-                    out.push([at(t[0]), at(t[1]), at(t[2])]);
-                }
+                tris.push([base + t[0], base + t[1], base + t[2]]);
+                sheet.push(sheets.get(k).copied().unwrap_or(false));
             }
         }
-        out
+        (x, tris, sheet)
     }
 
     /// Distance from `centre` along the horizontal unit `dir` to where the body
