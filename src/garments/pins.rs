@@ -180,6 +180,32 @@ impl BodyAtRest<'_> {
         if meshes.is_empty() {
             return Err(GarmentError::NoSkin);
         }
+        // A garment is tied to the body, not to an open sheet hung on it (a KayKit cape,
+        // [`crate::body::sheet_triangles`]): the KayKit Barbarian's sash knot, laid out under its
+        // cape, took the cape's vertices as nearest, and its pins swung 9 cm apart with the cape
+        // in its Block_Attack, holding the tails at up to 282 % of their length. Sheet vertices
+        // are taken only where a mesh has nothing else.
+        let sheet_tris = crate::body::sheet_triangles(self.rig);
+        let mut sheet: Vec<Vec<bool>> = Vec::with_capacity(self.rig.meshes.len());
+        let mut first_tri = 0;
+        for m in &self.rig.meshes {
+            let mut flags = vec![false; m.positions.len()];
+            for (t, k) in m.indices.chunks_exact(3).zip(first_tri..) {
+                if sheet_tris.get(k).copied().unwrap_or(false) {
+                    for &v in t {
+                        if let Some(f) = flags.get_mut(v as usize) {
+                            *f = true;
+                        }
+                    }
+                }
+            }
+            first_tri += m.indices.len() / 3;
+            sheet.push(flags);
+        }
+        let any_body = meshes
+            .iter()
+            .any(|&(mi, m)| (0..m.positions.len()).any(|v| !sheet[mi][v]));
+        let on_sheet = |mi: usize, v: usize| any_body && sheet[mi][v];
         let mut out = PinBinding::default();
         let is_excluded = |j: u16| excluded.get(j as usize).copied().unwrap_or(false);
         let kept_weight = |j: [u16; 4], w: [f32; 4]| -> f32 {
@@ -194,7 +220,9 @@ impl BodyAtRest<'_> {
                 let mut best = (f32::INFINITY, [0u16; 4], [1.0f32, 0.0, 0.0, 0.0], 0, 0);
                 for &(mi, m) in &meshes {
                     for (v, q) in m.positions.iter().enumerate() {
-                        if min_kept > 0.0 && kept_weight(m.joints[v], m.weights[v]) < min_kept {
+                        if on_sheet(mi, v)
+                            || (min_kept > 0.0 && kept_weight(m.joints[v], m.weights[v]) < min_kept)
+                        {
                             continue;
                         }
                         let w = blend(&self.world_from_bind, m.joints[v], m.weights[v]);
