@@ -302,6 +302,8 @@ pub struct Scene {
     pub sheet_tris: Vec<bool>,
     /// The body scale the garments were laid out at ([`BodyAtRest::scale`]).
     pub body_scale: f32,
+    /// What the proxies gave way to the pins this frame ([`ProxyFrame::yield_to`]).
+    pub yielded: crate::body::proxies::Yielded,
     pose: Pose,
     /// The pose of the start-up's settle, blended from into the first frame: the layout pose
     /// ([`crate::garments::Layout`]; the bind pose unless there is a divided hakama).
@@ -314,6 +316,13 @@ pub struct Scene {
 }
 
 /// A proxy capsule as a cloth collider shape.
+/// How deep a pin may lie inside a proxy before the proxy gives way to it
+/// ([`ProxyFrame::yield_to`]), m for a body 1–2 m tall (scaled with the body). Pins are bound a
+/// clearance off the skin people see (1.2 cm) and the proxies stand at most about 2 cm off it
+/// where they bound it (docs/CHECK.md, "Proxies that bound the skin"), so no pin of the built-in
+/// ninja or the corpus bodies lies this deep in any clip, and their proxies are as fitted.
+const PIN_ALLOWANCE: f32 = 0.03;
+
 fn capsule_shape(frame: &ProxyFrame, [a, b]: [u32; 2]) -> Shape {
     let (a, b) = (a as usize, b as usize);
     if a == b {
@@ -567,7 +576,11 @@ impl Scene {
         let mut cloth = Vec::new();
         let mut soft = SoftPins::default();
         let mut base = 0u32;
+        let mut starts = Vec::new();
         for b in built {
+            if let Some(s) = b.start {
+                starts.push((base as usize, s));
+            }
             pins.extend(&b.pins);
             soft.extend(&b.soft, base);
             base += b.garment.rest.len() as u32;
@@ -579,7 +592,19 @@ impl Scene {
             cloth.push(b.garment);
         }
         let model = ClothModel::new(cloth);
-        let state = ClothState::new(&model);
+        let mut state = ClothState::new(&model);
+        // Garments laid out elsewhere than their rest shape (`BuiltGarment::start`), their pins
+        // with them.
+        for (base, start) in starts {
+            for (k, p) in start.into_iter().enumerate() {
+                state.x[base + k] = p.into();
+                state.x_prev[base + k] = p.into();
+            }
+        }
+        for (k, &i) in model.pins.iter().enumerate() {
+            state.pin_target[k] = state.x[i as usize];
+            state.pin_prev[k] = state.x[i as usize];
+        }
         let workspace = ClothWorkspace::new(&model);
         let colliders = proxies
             .capsules
@@ -673,6 +698,7 @@ impl Scene {
             profile: false,
             bones: bones.0,
             body_scale: bones.1,
+            yielded: Default::default(),
             config,
             refused,
             worn_unfit,
@@ -791,18 +817,7 @@ impl Scene {
                 .sheets
                 .set_frame((0..self.rig.meshes.len()).map(|m| skinner.positions(m)));
         }
-        // 3. Proxies and their BVH; colliders move from last frame's pose to this one.
-        let skin = &self.rig.skins[self.config.skin];
-        world_from_bind(&self.world_from_node, skin, &mut self.world_from_bind);
-        self.proxies
-            .update(&self.world_from_bind, &mut self.proxy_frame);
-        self.bvh
-            .update(&self.proxies.capsules, &self.proxy_frame, 2.0);
-        for (c, &cap) in self.colliders.iter_mut().zip(&self.proxies.capsules) {
-            c.move_to(capsule_shape(&self.proxy_frame, cap));
-        }
-        lap(&mut self.times.secs[2]);
-        // 4. Pins: skinned like the body (same method, same kernels); the engine interpolates
+        // 3. Pins: skinned like the body (same method, same kernels); the engine interpolates
         // from last frame's targets.
         if let Some(palette) = self.skinner.palette(self.config.skin) {
             self.pins.place(
@@ -822,6 +837,23 @@ impl Scene {
         }
         self.state.set_pin_targets(&self.pin_targets);
         lap(&mut self.times.secs[3]);
+        // 4. Proxies and their BVH; colliders move from last frame's pose to this one. A proxy
+        // that swallows a pin deeply gives way to it ([`ProxyFrame::yield_to`]).
+        let skin = &self.rig.skins[self.config.skin];
+        world_from_bind(&self.world_from_node, skin, &mut self.world_from_bind);
+        self.proxies
+            .update(&self.world_from_bind, &mut self.proxy_frame);
+        self.yielded = self.proxy_frame.yield_to(
+            &self.proxies.capsules,
+            &self.pin_targets,
+            PIN_ALLOWANCE * self.body_scale,
+        );
+        self.bvh
+            .update(&self.proxies.capsules, &self.proxy_frame, 2.0);
+        for (c, &cap) in self.colliders.iter_mut().zip(&self.proxies.capsules) {
+            c.move_to(capsule_shape(&self.proxy_frame, cap));
+        }
+        lap(&mut self.times.secs[2]);
         // 5. Cloth.
         self.config.sim.frame_dt = dt;
         let timer = if profile {

@@ -682,6 +682,7 @@ pub(super) fn build(
             material: mesh.material,
             report,
         }),
+        start: None,
         unfit: None,
     })
 }

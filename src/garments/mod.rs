@@ -313,6 +313,10 @@ pub struct BuiltGarment {
     pub mesh: Option<mesh::MeshOutput>,
     /// Why the body cannot wear it, when it was built all the same (`GarmentSpec::wear_unfit`).
     pub unfit: Option<String>,
+    /// Where its particles start, where that differs from `garment.rest` (the shape its springs
+    /// keep): the waist's garments tucked under a cape ([`BodyAtRest::keep_under_sheets`]).
+    /// Their pins are bound there.
+    pub start: Option<Vec<Vec3>>,
 }
 
 /// Builds a mesh garment ([`GarmentKind::Mesh`], `spec.mesh` set) from its resolved mesh
@@ -347,15 +351,23 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
             ))
         }
     };
-    // The waist's garments are worn under the body's open sheets (a KayKit cape, hung from the
-    // chest); the cape and the headband's tails, which hang from above it, go over them.
-    if matches!(spec.kind, GarmentKind::Hakama | GarmentKind::Sash) {
-        body.keep_under_sheets(&mut sheet.positions, spec.clearance);
-    }
     let name = spec.kind.name();
     // The pinned list must be sorted and unique for the model.
     sheet.pinned.sort_unstable();
     sheet.pinned.dedup();
+    // The waist's garments are worn under the body's open sheets (a KayKit cape, hung from the
+    // chest); the cape and the headband's tails, which hang from above it, go over them. Only
+    // where they start (and where their pins are bound): their springs keep the shape as cut,
+    // or a tail laid out beyond a cape
+    // close to the back would be sewn short (the KayKit Barbarian's sash tails, held at 195–281 %
+    // of such lengths in its Block_Attack).
+    let start = matches!(spec.kind, GarmentKind::Hakama | GarmentKind::Sash)
+        .then(|| {
+            let mut start = sheet.positions.clone();
+            body.keep_under_sheets(&mut start, spec.clearance);
+            start
+        })
+        .filter(|s| *s != sheet.positions);
     let garment = build::mesh(
         name,
         &sheet.positions,
@@ -364,11 +376,8 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         &spec.fabric,
     )
     .map_err(|e| GarmentError::Build(name.into(), e))?;
-    let pin_points: Vec<Vec3> = garment
-        .pinned
-        .iter()
-        .map(|&i| garment.rest[i as usize])
-        .collect();
+    let laid = start.as_ref().unwrap_or(&garment.rest);
+    let pin_points: Vec<Vec3> = garment.pinned.iter().map(|&i| laid[i as usize]).collect();
     let pins = match spec.kind {
         // A waistband is tied round the trunk: on a rig whose hands hang by the hips
         // (CesiumMan) the nearest skin is often the forearm's or the hand's, and a pin bound to
@@ -430,5 +439,6 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
         soft: mesh::SoftPins::default(),
         mesh: None,
         unfit,
+        start,
     })
 }

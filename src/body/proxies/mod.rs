@@ -69,7 +69,7 @@ pub use capsule::{
     tapered_capsule_closest, tapered_capsule_sdf, tapered_capsule_sdf_t, union_sdf, CapsuleClosest,
     Hulls,
 };
-pub use frame::{world_from_bind, ProxyFrame};
+pub use frame::{world_from_bind, ProxyFrame, Yielded};
 pub use quality::{
     quality, quality_at_bind, quality_by_joint, stand_off_at_bind, JointQuality, ProxyQuality,
     StandOff, QUALITY_TOLERANCE,
