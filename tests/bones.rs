@@ -1102,3 +1102,40 @@ fn the_barbarian_s_sash_is_tied_to_its_waist_not_to_its_cape() {
         worst.1
     );
 }
+
+/// The KayKit Barbarian's chest is round and fitted with spheres up to 49 cm across, whose tops
+/// reach the back of its head. Falling back in `Death_A`, it brings its head into them: the
+/// headband's knot up to 25 cm inside, and the tails, held on their surface, stretched to 6.7
+/// times their length. The proxies give way to the pins they swallow (`ProxyFrame::yield_to`):
+/// the headband keeps Provot's limit (+ 2 %) through the fall.
+#[test]
+fn the_barbarian_s_headband_is_not_torn_off_its_head_by_its_chest_proxies() {
+    let Some(mut rig) = cc0_rig(BARBARIAN) else {
+        return;
+    };
+    rig.hide_meshes(&["handslot.l".to_string(), "handslot.r".to_string()])
+        .unwrap();
+    let mut scene = Scene::new(
+        rig,
+        coarse_config(Some("Death_A".into()), &[GarmentKind::Headband]),
+    )
+    .unwrap();
+    let frames = ((scene.startup_seconds() + 1.5) * 60.0).ceil() as usize;
+    let (mut worst, mut gave_way) = ((0.0f32, 0), 0);
+    for f in 0..frames {
+        scene.step(1.0 / 60.0);
+        gave_way += (scene.yielded.spheres > 0) as usize;
+        if let Some((_, r)) = scene.model.worst_limit_spring(&scene.state.x) {
+            if r > worst.0 {
+                worst = (r, f);
+            }
+        }
+    }
+    assert!(
+        worst.0 <= 1.12,
+        "a headband spring at {:.1} % of its rest length (frame {})",
+        100.0 * worst.0,
+        worst.1
+    );
+    assert!(gave_way > 0, "no proxy swallowed the headband's pins");
+}
