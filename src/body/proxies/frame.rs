@@ -105,9 +105,16 @@ impl ProxyFrame {
     /// headband's knot lies up to 24 cm inside them, and the tails, held on their surface,
     /// stretched to 6.7 times their length. Made smaller while they do, the proxies still
     /// keep the cloth off the rest of the body, and the skin contact keeps it off the skin
-    /// where they gave way. `capsules` are the proxies' hulls; each sphere shrinks by the
-    /// largest excess of a hull it belongs to (both ends of the hull alike), never below 1 mm.
-    pub fn yield_to(&mut self, capsules: &[[u32; 2]], points: &[Vec3], allow: f32) -> Yielded {
+    /// where they gave way. `capsules` are the proxies' hulls; each sphere flagged in `yielding`
+    /// shrinks by the largest excess of a hull it belongs to (both ends of the hull alike), never
+    /// below 1 mm; the others stay as fitted.
+    pub fn yield_to(
+        &mut self,
+        capsules: &[[u32; 2]],
+        yielding: &[bool],
+        points: &[Vec3],
+        allow: f32,
+    ) -> Yielded {
         let mut out = Yielded::default();
         if points.is_empty() || capsules.is_empty() {
             return out;
@@ -121,7 +128,8 @@ impl ProxyFrame {
         let mut shrink: Vec<(u32, f32)> = Vec::new();
         for &[a, b] in capsules {
             let (a, b) = (a as usize, b as usize);
-            if a >= n || b >= n {
+            let gives = |i: usize| yielding.get(i).copied().unwrap_or(false);
+            if a >= n || b >= n || !(gives(a) || gives(b)) {
                 continue;
             }
             let (ca, cb) = (Vec3A::from(self.center[a]), Vec3A::from(self.center[b]));
@@ -143,8 +151,9 @@ impl ProxyFrame {
                 excess = excess.max(d - allow);
             }
             if excess > 0.0 {
-                shrink.push((a as u32, excess));
-                shrink.push((b as u32, excess));
+                for i in [a, b].into_iter().filter(|&i| gives(i)) {
+                    shrink.push((i as u32, excess));
+                }
             }
         }
         if shrink.is_empty() {
@@ -180,7 +189,7 @@ mod tests {
         let caps = [[0, 1], [2, 2]];
         // 10 cm inside the first capsule's axis end at c1, 1 cm inside the sphere.
         let pins = [Vec3::new(0.1, 0.0, 0.0), Vec3::new(2.09, 0.0, 0.0)];
-        let y = f.yield_to(&caps, &pins, 0.03);
+        let y = f.yield_to(&caps, &[true; 3], &pins, 0.03);
         assert_eq!(y.spheres, 2);
         assert!((y.deepest - 0.1).abs() < 1e-5, "{}", y.deepest);
         // Both ends of the capsule by the excess (7 cm): the pin is 3 cm deep.
@@ -197,7 +206,17 @@ mod tests {
         assert_eq!(f.radius[2], 0.1);
         // Nothing swallowed that deep: nothing changes.
         let before = f.clone();
-        assert_eq!(f.yield_to(&caps, &pins, 0.05), Yielded::default());
+        assert_eq!(
+            f.yield_to(&caps, &[true; 3], &pins, 0.05),
+            Yielded::default()
+        );
+        // Spheres not flagged stay as fitted.
+        let mut g = before.clone();
+        assert_eq!(
+            g.yield_to(&caps, &[false; 3], &pins, 0.0),
+            Yielded::default()
+        );
+        assert_eq!(g, before);
         assert_eq!(f, before);
     }
 }
