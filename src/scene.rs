@@ -362,11 +362,13 @@ fn trunk_spheres(
         .collect()
 }
 
-/// How deep a pin may lie inside a proxy before the proxy gives way to it
-/// ([`ProxyFrame::yield_to`]), m for a body 1–2 m tall (scaled with the body). Pins are bound a
-/// clearance off the skin people see (1.2 cm) and the proxies stand at most about 2 cm off it
-/// where they bound it (docs/CHECK.md, "Proxies that bound the skin"), so no pin of the built-in
-/// ninja or the corpus bodies lies this deep in any clip, and their proxies are as fitted.
+/// How deep a pin may lie inside a proxy of the trunk before the proxy gives way to it
+/// ([`ProxyFrame::yield_to`], [`trunk_spheres`]), m for a body 1–2 m tall (scaled with the body).
+/// Pins are bound a clearance off the skin people see (1.2 cm) and the proxies stand at most
+/// about 2 cm off it where they bound it (docs/CHECK.md, "Proxies that bound the skin"). No
+/// trunk proxy of the built-in ninja or of the corpus bodies swallows a pin this deep in any of
+/// their clips (coarse garments), so their proxies are as fitted; the KayKit Barbarian's in 58
+/// of its 76 clips, the Rogue's in 42.
 const PIN_ALLOWANCE: f32 = 0.03;
 
 fn capsule_shape(frame: &ProxyFrame, [a, b]: [u32; 2]) -> Shape {
