@@ -986,16 +986,10 @@ fn the_rogue_s_hakama_and_sash_stay_under_its_cape() {
     let beyond = |scene: &Scene| -> Vec<usize> {
         // The cape's triangles as drawn now.
         let mut tris = Vec::new();
-        let mut k = 0;
-        for (m, mesh) in scene.rig.meshes.iter().enumerate() {
+        for_each_sheet_triangle(scene, |m, t| {
             let p = scene.skinner.positions(m);
-            for t in mesh.indices.chunks_exact(3) {
-                if scene.sheet_tris.get(k).copied().unwrap_or(false) {
-                    tris.push([p[t[0] as usize], p[t[1] as usize], p[t[2] as usize]]);
-                }
-                k += 1;
-            }
-        }
+            tris.push(t.map(|v| p[v as usize]));
+        });
         assert!(!tris.is_empty(), "the Rogue's cape is an open sheet");
         let hips = scene.player.hips().unwrap();
         let h = scene.world_from_node()[hips].w_axis.truncate();
@@ -1017,6 +1011,20 @@ fn the_rogue_s_hakama_and_sash_stay_under_its_cape() {
         scene.step(1.0 / 60.0);
         let b = beyond(&scene);
         assert!(b.is_empty(), "frame {f}: particles {b:?} beyond the cape");
+    }
+}
+
+/// Calls `f` with the mesh index and vertex indices of every triangle of the scene's open sheets
+/// (`Scene::sheet_tris`).
+fn for_each_sheet_triangle(scene: &Scene, mut f: impl FnMut(usize, [u32; 3])) {
+    let mut k = 0;
+    for (m, mesh) in scene.rig.meshes.iter().enumerate() {
+        for t in mesh.indices.chunks_exact(3) {
+            if scene.sheet_tris.get(k).copied().unwrap_or(false) {
+                f(m, [t[0], t[1], t[2]]);
+            }
+            k += 1;
+        }
     }
 }
 
@@ -1059,15 +1067,9 @@ fn the_barbarian_s_sash_is_tied_to_its_waist_not_to_its_cape() {
     .unwrap();
     // Vertices of the cape's triangles, per mesh.
     let mut on_sheet = std::collections::HashSet::new();
-    let mut k = 0;
-    for (m, mesh) in scene.rig.meshes.iter().enumerate() {
-        for t in mesh.indices.chunks_exact(3) {
-            if scene.sheet_tris.get(k).copied().unwrap_or(false) {
-                on_sheet.extend(t.iter().map(|&v| (m as u32, v)));
-            }
-            k += 1;
-        }
-    }
+    for_each_sheet_triangle(&scene, |m, t| {
+        on_sheet.extend(t.map(|v| (m as u32, v)));
+    });
     assert!(
         !on_sheet.is_empty(),
         "the Barbarian's cape is an open sheet"
