@@ -970,19 +970,13 @@ fn the_rogue_s_sash_goes_round_its_waist_not_round_blobs_off_its_cape() {
 /// under the cape and its tails and the hakama's back over it, through it at the waist.
 #[test]
 fn the_rogue_s_hakama_and_sash_stay_under_its_cape() {
-    let Some(mut rig) = cc0_rig(ROGUE) else {
+    let Some(mut scene) = kaykit_scene(
+        ROGUE,
+        Some("Idle".into()),
+        &[GarmentKind::Hakama, GarmentKind::Sash],
+    ) else {
         return;
     };
-    rig.hide_meshes(&["handslot.l".to_string(), "handslot.r".to_string()])
-        .unwrap();
-    let mut scene = Scene::new(
-        rig,
-        coarse_config(
-            Some("Idle".into()),
-            &[GarmentKind::Hakama, GarmentKind::Sash],
-        ),
-    )
-    .unwrap();
     let beyond = |scene: &Scene| -> Vec<usize> {
         // The cape's triangles as drawn now.
         let mut tris = Vec::new();
@@ -1012,6 +1006,15 @@ fn the_rogue_s_hakama_and_sash_stay_under_its_cape() {
         let b = beyond(&scene);
         assert!(b.is_empty(), "frame {f}: particles {b:?} beyond the cape");
     }
+}
+
+/// A KayKit character (`file` under the cc0 folder) with its hand props hidden, dressed in the
+/// coarse `kinds` and set to play `clip`; `None` where the cc0 folder is absent.
+fn kaykit_scene(file: &str, clip: Option<String>, kinds: &[GarmentKind]) -> Option<Scene> {
+    let mut rig = cc0_rig(file)?;
+    rig.hide_meshes(&["handslot.l".to_string(), "handslot.r".to_string()])
+        .unwrap();
+    Some(Scene::new(rig, coarse_config(clip, kinds)).unwrap())
 }
 
 /// Calls `f` with the mesh index and vertex indices of every triangle of the scene's open sheets
@@ -1052,19 +1055,13 @@ fn crosses(a: Vec3, b: Vec3, t: &[Vec3; 3]) -> bool {
 /// keeps Provot's limit (+ 2 %) through the clip.
 #[test]
 fn the_barbarian_s_sash_is_tied_to_its_waist_not_to_its_cape() {
-    let Some(mut rig) = cc0_rig(BARBARIAN) else {
+    let Some(mut scene) = kaykit_scene(
+        BARBARIAN,
+        Some("Block_Attack".into()),
+        &[GarmentKind::Hakama, GarmentKind::Sash],
+    ) else {
         return;
     };
-    rig.hide_meshes(&["handslot.l".to_string(), "handslot.r".to_string()])
-        .unwrap();
-    let mut scene = Scene::new(
-        rig,
-        coarse_config(
-            Some("Block_Attack".into()),
-            &[GarmentKind::Hakama, GarmentKind::Sash],
-        ),
-    )
-    .unwrap();
     // Vertices of the cape's triangles, per mesh.
     let mut on_sheet = std::collections::HashSet::new();
     for_each_sheet_triangle(&scene, |m, t| {
@@ -1112,16 +1109,10 @@ fn the_barbarian_s_sash_is_tied_to_its_waist_not_to_its_cape() {
 /// the headband keeps Provot's limit (+ 2 %) through the fall.
 #[test]
 fn the_barbarian_s_headband_is_not_torn_off_its_head_by_its_chest_proxies() {
-    let Some(mut rig) = cc0_rig(BARBARIAN) else {
+    let Some(mut scene) = kaykit_scene(BARBARIAN, Some("Death_A".into()), &[GarmentKind::Headband])
+    else {
         return;
     };
-    rig.hide_meshes(&["handslot.l".to_string(), "handslot.r".to_string()])
-        .unwrap();
-    let mut scene = Scene::new(
-        rig,
-        coarse_config(Some("Death_A".into()), &[GarmentKind::Headband]),
-    )
-    .unwrap();
     let frames = ((scene.startup_seconds() + 1.5) * 60.0).ceil() as usize;
     let (mut worst, mut gave_way) = ((0.0f32, 0), 0);
     for f in 0..frames {
