@@ -317,7 +317,6 @@ pub struct Scene {
     pin_centers: Vec<Vec3>,
 }
 
-/// A proxy capsule as a cloth collider shape.
 /// Per proxy sphere: whether it follows a bone of the trunk (the chain from the hips up to the
 /// head, both included, in the humanoid map `bones`), the only proxies that give way to a pin
 /// ([`ProxyFrame::yield_to`]). The trunk's bones are short and wide, and their rows of spheres,
@@ -371,6 +370,7 @@ fn trunk_spheres(
 /// of its 76 clips, the Rogue's in 42.
 const PIN_ALLOWANCE: f32 = 0.03;
 
+/// A proxy capsule as a cloth collider shape.
 fn capsule_shape(frame: &ProxyFrame, [a, b]: [u32; 2]) -> Shape {
     let (a, b) = (a as usize, b as usize);
     if a == b {

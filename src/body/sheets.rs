@@ -67,6 +67,30 @@ pub fn sheet_triangles(rig: &Rig) -> Vec<bool> {
     out.concat()
 }
 
+/// For every mesh of `rig`, per vertex: whether it belongs to a triangle of an open sheet
+/// ([`sheet_triangles`]).
+pub fn sheet_vertices_per_mesh(rig: &Rig) -> Vec<Vec<bool>> {
+    let tris = sheet_triangles(rig);
+    let mut first_tri = 0;
+    rig.meshes
+        .iter()
+        .map(|m| {
+            let mut flags = vec![false; m.positions.len()];
+            for (t, k) in m.indices.chunks_exact(3).zip(first_tri..) {
+                if tris.get(k).copied().unwrap_or(false) {
+                    for &v in t {
+                        if let Some(f) = flags.get_mut(v as usize) {
+                            *f = true;
+                        }
+                    }
+                }
+            }
+            first_tri += m.indices.len() / 3;
+            flags
+        })
+        .collect()
+}
+
 /// [`sheet_triangles`] for one indexed mesh.
 pub fn mesh_sheets(positions: &[Vec3], indices: &[u32]) -> Vec<bool> {
     let tris = indices.len() / 3;

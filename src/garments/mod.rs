@@ -358,9 +358,7 @@ pub fn build_garment(body: &BodyAtRest, spec: &GarmentSpec) -> Result<BuiltGarme
     // The waist's garments are worn under the body's open sheets (a KayKit cape, hung from the
     // chest); the cape and the headband's tails, which hang from above it, go over them. Only
     // where they start (and where their pins are bound): their springs keep the shape as cut,
-    // or a tail laid out beyond a cape
-    // close to the back would be sewn short (the KayKit Barbarian's sash tails, held at 195–281 %
-    // of such lengths in its Block_Attack).
+    // or a tail laid out beyond a cape close to the back would be sewn short.
     let start = matches!(spec.kind, GarmentKind::Hakama | GarmentKind::Sash)
         .then(|| {
             let mut start = sheet.positions.clone();

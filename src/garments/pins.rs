@@ -185,23 +185,7 @@ impl BodyAtRest<'_> {
         // cape, took the cape's vertices as nearest, and its pins swung 9 cm apart with the cape
         // in its Block_Attack, holding the tails at up to 282 % of their length. Sheet vertices
         // are taken only where a mesh has nothing else.
-        let sheet_tris = crate::body::sheet_triangles(self.rig);
-        let mut sheet: Vec<Vec<bool>> = Vec::with_capacity(self.rig.meshes.len());
-        let mut first_tri = 0;
-        for m in &self.rig.meshes {
-            let mut flags = vec![false; m.positions.len()];
-            for (t, k) in m.indices.chunks_exact(3).zip(first_tri..) {
-                if sheet_tris.get(k).copied().unwrap_or(false) {
-                    for &v in t {
-                        if let Some(f) = flags.get_mut(v as usize) {
-                            *f = true;
-                        }
-                    }
-                }
-            }
-            first_tri += m.indices.len() / 3;
-            sheet.push(flags);
-        }
+        let sheet = crate::body::sheets::sheet_vertices_per_mesh(self.rig);
         let any_body = meshes
             .iter()
             .any(|&(mi, m)| (0..m.positions.len()).any(|v| !sheet[mi][v]));

@@ -11,26 +11,10 @@ use crate::rig::Rig;
 /// For every vertex of the meshes bound to `rig.skins[skin]` (mesh order, as the fit numbers
 /// them): whether it belongs to a triangle of an open sheet ([`crate::body::sheet_triangles`]).
 pub(super) fn sheet_vertices(rig: &Rig, skin: usize) -> Vec<bool> {
-    let sheet_tris = crate::body::sheet_triangles(rig);
-    let mut out = Vec::new();
-    let mut first_tri = 0;
-    for m in &rig.meshes {
-        let tris = first_tri..first_tri + m.indices.len() / 3;
-        first_tri = tris.end;
-        if m.skin != Some(skin as u32) {
-            continue;
-        }
-        let base = out.len();
-        out.resize(base + m.positions.len(), false);
-        for (t, k) in m.indices.chunks_exact(3).zip(tris) {
-            if sheet_tris.get(k).copied().unwrap_or(false) {
-                for &v in t {
-                    if let Some(f) = out.get_mut(base + v as usize) {
-                        *f = true;
-                    }
-                }
-            }
-        }
-    }
-    out
+    crate::body::sheets::sheet_vertices_per_mesh(rig)
+        .into_iter()
+        .zip(&rig.meshes)
+        .filter(|(_, m)| m.skin == Some(skin as u32))
+        .flat_map(|(flags, _)| flags)
+        .collect()
 }
