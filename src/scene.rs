@@ -421,11 +421,9 @@ fn body_surface(
     hands: &[bool],
     sheets: &[bool],
 ) -> crate::cloth::skin::SkinSurface {
-    let mut rest = Vec::new();
     let mut off_surface = Vec::new();
     for (i, m) in rig.meshes.iter().enumerate() {
         let p = skinner.positions(i);
-        rest.extend_from_slice(p);
         if let Some(sk) = m.skin {
             let joints = rig.skins.get(sk as usize).map(|s| s.joints.as_slice());
             off_surface.extend((0..p.len()).map(|v| {
@@ -434,34 +432,32 @@ fn body_surface(
                 node.is_some_and(|n| hands.get(n as usize).copied().unwrap_or(false))
             }));
         } else {
-            off_surface.resize(rest.len(), false);
+            off_surface.resize(off_surface.len() + p.len(), false);
         }
     }
-    let mut tris = Vec::new();
-    let mut base = 0u32;
-    let mut k = 0;
-    for (m, mesh) in rig.meshes.iter().enumerate() {
-        for t in mesh.indices.chunks_exact(3) {
-            let t = [base + t[0], base + t[1], base + t[2]];
-            let sheet = sheets.get(k).copied().unwrap_or(false);
-            k += 1;
-            if !sheet
-                && !t
-                    .iter()
-                    .all(|&v| off_surface.get(v as usize).copied().unwrap_or(false))
-            {
-                tris.push(t);
-            }
-        }
-        base += skinner.positions(m).len() as u32;
-    }
-    crate::cloth::skin::SkinSurface::new(&rest, &tris)
+    skinned_surface(rig, skinner, |k, t| {
+        !sheets.get(k).copied().unwrap_or(false)
+            && !t
+                .iter()
+                .all(|&v| off_surface.get(v as usize).copied().unwrap_or(false))
+    })
 }
 
 /// The body's open sheets alone (`sheets`, [`crate::body::sheet_triangles`]), for the skin-contact
 /// stage to meet from either side: a sheet has no inside to push cloth out of, but cloth must not
 /// pass through it (KayKit's capes hang over the hakama and the sash).
 fn sheet_surface(rig: &Rig, skinner: &Skinner, sheets: &[bool]) -> crate::cloth::skin::SkinSurface {
+    skinned_surface(rig, skinner, |k, _| sheets.get(k).copied().unwrap_or(false))
+}
+
+/// The rig's meshes as skinned now (`skinner`), as one surface of the triangles `keep` takes:
+/// it is given each triangle's number over all meshes and its corners numbered over all meshes'
+/// vertices.
+fn skinned_surface(
+    rig: &Rig,
+    skinner: &Skinner,
+    mut keep: impl FnMut(usize, [u32; 3]) -> bool,
+) -> crate::cloth::skin::SkinSurface {
     let mut rest = Vec::new();
     let mut tris = Vec::new();
     let mut k = 0;
@@ -469,8 +465,9 @@ fn sheet_surface(rig: &Rig, skinner: &Skinner, sheets: &[bool]) -> crate::cloth:
         let base = rest.len() as u32;
         rest.extend_from_slice(skinner.positions(m));
         for t in mesh.indices.chunks_exact(3) {
-            if sheets.get(k).copied().unwrap_or(false) {
-                tris.push([base + t[0], base + t[1], base + t[2]]);
+            let t = [base + t[0], base + t[1], base + t[2]];
+            if keep(k, t) {
+                tris.push(t);
             }
             k += 1;
         }
