@@ -5,7 +5,7 @@
 use crate::cloth::constraints;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
-use crate::cloth::stages::skin::{has_skin_plane, hold_on_skin_plane};
+use crate::cloth::stages::skin::{has_skin_plane, hold_on_skin_plane, keep_skin_pushes};
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
 use crate::math::Vec3A;
@@ -28,6 +28,7 @@ pub fn constrain(
     // The stages before moved every particle.
     scratch.invalidate();
     provot_passes(model, state, params, moved, scratch);
+    keep_skin_pushes(model, state, ws);
 }
 
 /// The tethers (`SimParams::tether_slack`), then Provot's passes, of [`constrain`] and

@@ -33,7 +33,7 @@ use crate::cloth::stages::frame::{run_frame, StageClock};
 pub use crate::cloth::stages::frame::{StageTimes, StepStats};
 use crate::cloth::stages::pins::pins;
 use crate::cloth::stages::self_collision::self_collide;
-use crate::cloth::stages::skin::skin;
+use crate::cloth::stages::skin::{keep_skin_pushes, skin};
 use crate::cloth::stages::wet::adhere;
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
@@ -221,6 +221,7 @@ fn contact_rounds_and_last_word(
         if !constrain_tracked(model, state, params, moved, provot, r == 0) {
             return;
         }
+        keep_skin_pushes(model, state, ws);
         reproject(model, state, ws, params, dt);
     }
     if rounds > 0 {

@@ -35,7 +35,7 @@ use crate::cloth::constraints;
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
 use crate::cloth::stages::collide::reproject;
-use crate::cloth::stages::skin::hold_on_skin_plane;
+use crate::cloth::stages::skin::{hold_on_skin_plane, keep_skin_pushes};
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::ClothWorkspace;
 use crate::math::Vec3A;
@@ -258,6 +258,7 @@ pub fn constrain(
     let min = params.provot_iterations.saturating_sub(1);
     let (moved, scratch) = (&mut ws.provot_moved, &mut ws.provot);
     limit_passes(model, state, params, min, passes, moved, scratch);
+    keep_skin_pushes(model, state, ws);
     if rounds_run(params) {
         // Where the passes left the particles: the first contact round reports to the passes'
         // scratch only the ones `self_collide` and `collide` move after this.
@@ -353,7 +354,9 @@ pub fn contact_rounds(
         } else {
             scratch.take_pushed(model, moved);
         }
-        limit_passes(model, state, params, min, passes, moved, scratch)
+        let any = limit_passes(model, state, params, min, passes, moved, scratch);
+        keep_skin_pushes(model, state, ws);
+        any
     };
     let mut all = true;
     for r in 0..rounds {
