@@ -255,9 +255,9 @@ pub struct ClothWorkspace {
     /// Whether the skin-contact stage ran in the current substep (its records' contact planes
     /// are this substep's).
     pub(super) skin_planes_live: bool,
-    /// Where the skin-contact stage left each particle in the current substep (its records'
-    /// positions for `cloth::stages::skin::keep_skin_pushes`).
-    pub(super) skin_pushed_x: Vec<Vec3A>,
+    /// The particles the skin-contact stage pushed in the current substep, each where the stage
+    /// left it (for `cloth::stages::skin::keep_skin_pushes`).
+    pub(super) skin_pushed: Vec<(u32, Vec3A)>,
     /// The XPBD model's constraints in colour order with their multipliers
     /// (src/cloth/xpbd/constrain.rs); built on the first XPBD frame, `None` before.
     pub(super) xpbd: Option<Box<xpbd::constrain::Coloured>>,
@@ -290,7 +290,7 @@ impl ClothWorkspace {
             sheets: Default::default(),
             skin_stats: Default::default(),
             skin_planes_live: false,
-            skin_pushed_x: Vec::new(),
+            skin_pushed: Vec::new(),
             extra_normal: vec![0.0; n],
             provot_moved: vec![0; n],
             provot: constraints::ProvotScratch::default(),

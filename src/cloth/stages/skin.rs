@@ -224,7 +224,15 @@ pub fn skin(
     ws.skin_planes_live = on;
     if on {
         skin_contact(model, state, ws, params, params.dt());
-        ws.skin_pushed_x.clone_from(&state.x);
+        let planes = Some(ws.skin_clear.as_slice());
+        ws.skin_pushed.clear();
+        ws.skin_pushed.extend(
+            (0..state.x.len())
+                .filter(|&i| has_skin_plane(planes, i))
+                .map(|i| (i as u32, state.x[i])),
+        );
+    } else {
+        ws.skin_pushed.clear();
     }
 }
 
@@ -246,16 +254,17 @@ pub(crate) fn keep_skin_pushes(
     state: &mut ClothState,
     ws: &mut ClothWorkspace,
 ) {
-    if !ws.skin_planes_live || ws.skin_pushed_x.len() != state.x.len() {
+    if !ws.skin_planes_live {
         return;
     }
     let planes = Some(ws.skin_clear.as_slice());
-    for (i, x) in state.x.iter_mut().enumerate() {
-        if !has_skin_plane(planes, i) {
+    for &(i, before) in &ws.skin_pushed {
+        let i = i as usize;
+        let Some(x) = state.x.get_mut(i) else {
             continue;
-        }
+        };
         let was = *x;
-        hold_on_skin_plane(planes, i, ws.skin_pushed_x[i], x, model.thickness[i]);
+        hold_on_skin_plane(planes, i, before, x, model.thickness[i]);
         if *x != was {
             ws.provot.moved_by(model, i);
         }
