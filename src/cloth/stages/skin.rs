@@ -34,12 +34,12 @@
 //! against ([`keep_skin_pushes`], [`hold_on_skin_plane`]): it takes up the stretch the push
 //! makes by moving the particle's neighbours, or along the plane, but never moves a pushed
 //! particle back deeper (when only the last word was held, cloth stretched round a bending body
-//! rested inside it: [`keep_skin_pushes`]); with that and the hands left out of the surface (`crate::scene`'s `body_surface`), the
-//! coarse kata passes in both models; the cc0 robot's coarse walk (tests/bones.rs), which ended a
-//! frame 1.4 mm inside a proxy (cloth pinched between forearm and shin), passes since the
-//! collide stage squeezes such cloth out of both (`cloth::collide::squeeze_out`), and the
-//! dressed scene runs the stage on every substep by default (`crate::scene::SceneConfig`,
-//! docs/CHECK.md).
+//! rested inside it: [`keep_skin_pushes`]); with that and the hands left out of the surface
+//! (`crate::scene`'s `body_surface`), the coarse kata passes in both models; the cc0 robot's
+//! coarse walk (tests/bones.rs), which ended a frame 1.4 mm inside a proxy (cloth pinched
+//! between forearm and shin), passes since the collide stage squeezes such cloth out of both
+//! (`cloth::collide::squeeze_out`), and the dressed scene runs the stage on every substep by
+//! default (`crate::scene::SceneConfig`, docs/CHECK.md).
 //!
 //! **Folds.** Where the skin folds into itself (an armpit with the arm down, the groin in a high
 //! kick, the back of a bent knee), linear blend skinning pushes one surface through the other:
