@@ -807,3 +807,15 @@ fn render_says_what_a_build_without_the_gpu_lacks() {
         );
     }
 }
+
+/// A hakama may end above the sash only where its drape on the same pose does (the body rises
+/// above the sash there), and then by no more than 1 cm more; a hakama whose drape hangs below
+/// the sash must end below it.
+#[test]
+fn the_sash_limit_follows_the_drape_only_where_the_body_rises_above_the_sash() {
+    let th = Thresholds::default();
+    assert_eq!(th.above_sash_limit(None), 0.0);
+    assert_eq!(th.above_sash_limit(Some(-0.056)), 0.0);
+    assert_eq!(th.above_sash_limit(Some(-0.02)), 0.0);
+    assert!((th.above_sash_limit(Some(0.049)) - 0.059).abs() < 1e-6);
+}
