@@ -819,3 +819,29 @@ fn the_sash_limit_follows_the_drape_only_where_the_body_rises_above_the_sash() {
     assert_eq!(th.above_sash_limit(Some(-0.02)), 0.0);
     assert!((th.above_sash_limit(Some(0.049)) - 0.059).abs() < 1e-6);
 }
+
+/// A looping clip whose garment fails the return one loop later says what the hold after the
+/// second pass found (whether the cloth was still swinging when the clip ended, or does not
+/// settle back); a clip judged by its hold has no such second figure to give.
+#[test]
+fn a_failed_loop_return_says_what_the_hold_found() {
+    let rig = drape::ninja::build().unwrap().rig;
+    let c = rig.clip("tpose").unwrap();
+    // Limits no cloth can meet: the return fails both ways.
+    let th = Thresholds {
+        return_rms: 0.0,
+        return_max: 0.0,
+        ..Thresholds::default()
+    };
+    let (r, _) = check_coarse_cape(&rig, c, &th);
+    let g = &r.garments[0];
+    let f = g
+        .failures
+        .iter()
+        .find(|f| f.contains("one loop later"))
+        .unwrap();
+    assert!(
+        f.contains("with the pose then held 1.5 s") && f.contains("does not settle back"),
+        "{f}"
+    );
+}

@@ -808,8 +808,24 @@ pub fn check_clip_trial(
             ));
         }
         if finite && (r.return_rms > th.return_rms || r.return_max > th.return_max) {
+            // A loop that fails says what the hold after it found: whether the garment was
+            // still swinging when the clip ended or stays caught.
+            let after_hold = match (r.return_kind, r.held_rms, r.held_max) {
+                (ReturnKind::Loop, Some(rms), Some(max)) => format!(
+                    "; with the pose then held {:.1} s, {:.1} / {:.1} cm: {}",
+                    th.hold,
+                    rms * 100.0,
+                    max * 100.0,
+                    if rms <= th.return_rms && max <= th.return_max {
+                        "still swinging when the clip ends"
+                    } else {
+                        "it does not settle back"
+                    }
+                ),
+                _ => String::new(),
+            };
             r.failures.push(format!(
-                "{} from its drape: RMS {:.1} cm, max {:.1} cm (limits {:.0} / {:.0} cm)",
+                "{} from its drape: RMS {:.1} cm, max {:.1} cm (limits {:.0} / {:.0} cm){after_hold}",
                 match r.return_kind {
                     ReturnKind::Loop => "one loop later",
                     ReturnKind::Hold => "after the last pose held",
