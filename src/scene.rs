@@ -492,15 +492,9 @@ fn dominant_joint(m: &crate::rig::SkinnedMesh, v: usize) -> Option<u16> {
 /// Per node of the skeleton: whether it is one of the hands the bone map found (`LeftHand`,
 /// `RightHand`) or below one (the fingers).
 fn hand_nodes(rig: &Rig, bones: &crate::garments::BoneMap) -> Vec<bool> {
-    nodes_below(rig, bones, &["LeftHand", "RightHand"])
-}
-
-/// Per node of the skeleton: whether it is one of the bones `names` (of the bone map) or below
-/// one.
-fn nodes_below(rig: &Rig, bones: &crate::garments::BoneMap, names: &[&str]) -> Vec<bool> {
     let sk = &rig.skeleton;
     let mut hand = vec![false; sk.len()];
-    for &name in names {
+    for name in ["LeftHand", "RightHand"] {
         if let Some(i) = bones.get(name) {
             if let Some(h) = hand.get_mut(i) {
                 *h = true;
@@ -516,34 +510,6 @@ fn nodes_below(rig: &Rig, bones: &crate::garments::BoneMap, names: &[&str]) -> V
         }
     }
     hand
-}
-
-/// Per capsule of the proxies: whether it follows an arm (the bone map's `LeftArm` or `RightArm`
-/// or a bone below: the forearm, the hand, the fingers), for the collide stage's pinch rule
-/// (`ClothWorkspace::limb_colliders`). Empty when the bone map finds no arm.
-fn arm_capsules(
-    rig: &Rig,
-    skin: usize,
-    proxies: &Proxies,
-    bones: &crate::garments::BoneMap,
-) -> Vec<bool> {
-    let arm = nodes_below(rig, bones, &["LeftArm", "RightArm"]);
-    if !arm.contains(&true) {
-        return Vec::new();
-    }
-    let joints = rig.skins.get(skin).map_or(&[][..], |s| &s.joints[..]);
-    let follows_arm = |sphere: u32| {
-        proxies
-            .joint
-            .get(sphere as usize)
-            .and_then(|&j| joints.get(j as usize))
-            .is_some_and(|&n| arm.get(n as usize).copied().unwrap_or(false))
-    };
-    proxies
-        .capsules
-        .iter()
-        .map(|&[a, b]| follows_arm(a) && follows_arm(b))
-        .collect()
 }
 
 fn smoothstep(s: f32) -> f32 {
@@ -716,7 +682,6 @@ impl Scene {
         let world_from_node = layout.world_from_node;
         skinner.update(&rig, &world_from_node, config.method);
         let mut workspace = workspace;
-        workspace.limb_colliders = arm_capsules(&rig, skin, &proxies, &bones.0);
         // The skinned-triangle collider only when the scene uses it; an empty one is skipped
         // every frame.
         if config.sim.skin_contact > 0 {

@@ -92,8 +92,6 @@ pub(super) struct ChunkScratch {
     pub(super) blocks: Vec<BlockList>,
     /// Colliders near one particle in the first collision pass.
     pub(super) near: Vec<u32>,
-    /// One particle's candidates less the limbs that pinch it (`drop_pinching_limbs`).
-    pub(super) unpinched: Vec<u32>,
     /// This substep's cut of the current block's list.
     pub(super) block_cut: Vec<u32>,
     /// Per particle of the chunk: its collider list (`p_len` entries of `p_list`, or the block's
@@ -257,10 +255,6 @@ pub struct ClothWorkspace {
     /// Whether the skin-contact stage ran in the current substep (its records' contact planes
     /// are this substep's).
     pub(super) skin_planes_live: bool,
-    /// Per collider: whether it is a limb's (the dressed scene flags the arms' proxies), which
-    /// gives way where it pinches cloth against a collider that is not a limb's (see
-    /// `cloth::stages::collide::drop_pinching_limbs`). Empty: no collider gives way.
-    pub limb_colliders: Vec<bool>,
     /// The particles the skin-contact stage pushed in the current substep, each where the stage
     /// left it (for `cloth::stages::skin::keep_skin_pushes`).
     pub(super) skin_pushed: Vec<(u32, Vec3A)>,
@@ -297,7 +291,6 @@ impl ClothWorkspace {
             skin_stats: Default::default(),
             skin_planes_live: false,
             skin_pushed: Vec::new(),
-            limb_colliders: Vec::new(),
             extra_normal: vec![0.0; n],
             provot_moved: vec![0; n],
             provot: constraints::ProvotScratch::default(),

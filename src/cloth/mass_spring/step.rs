@@ -104,8 +104,6 @@ pub fn substep_timed(
     let staged = ws.force_staged || ws.brute_force_collide;
     #[cfg(not(test))]
     let staged = ws.force_staged;
-    // The fused band has no pinch rule (`stages::collide::drop_pinching_limbs`).
-    let staged = staged || !ws.limb_colliders.is_empty();
     if !staged && fused::eligible(model, state, colliders, params) {
         // The same stages in one pass per band of rows (mass_spring/fused/), bit-identical.
         fused_substep(model, state, ws, params, s, times);

@@ -40,74 +40,6 @@ const CLEARANCE_EPS: f32 = 1e-4;
 /// See [`CLEARANCE_EPS`] (range 1e-6..1e-4, default 1e-5).
 const CLEARANCE_EPS_REL: f32 = 1e-5;
 
-/// A limb pinches a particle against the body when their outward normals at it are more than
-/// 120° apart (cosine −0.5): the two surfaces face each other across the particle. In the open
-/// crease where an arm rests on the side (normals about 90° apart) there is room outside both.
-const PINCH_FACING: f32 = -0.5;
-
-/// Cloth pinched between a limb and the body stays on the body; the limb goes through it.
-///
-/// A hanging hand of a real export often rests *inside* the hip (the robot's arm skin 1.6 cm
-/// into its hip at the median of its hanging poses): no place between the two is outside both.
-/// Cloth caught there was pushed out of one into the other, or averaged between them by
-/// `collide::squeeze_out`, and carried off by the arm as it swung: the half-skirts gathered
-/// round the fists in the corpus jump (issue 19's table: 190 vertices hanging from the arms at
-/// the clips' ends). Cloth lying on the body is where a garment is; a hand that sinks into the
-/// hip sinks into the cloth on it as it sinks into the hip.
-///
-/// So a limb's collider (`limbs`, per collider: the arms' proxies) is left out of a particle's
-/// response when the particle is within `reach` of it and within `body_reach` of a collider
-/// that is not a limb's, the two facing each other across it ([`PINCH_FACING`]). Cloth on the
-/// far side of the limb, or in the open crease beside it, is pushed by the limb as before.
-///
-/// Writes into `out` the `candidates` less each limb so pinching the particle at `x`, and
-/// returns whether it dropped one (`out` is then the particle's list).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn drop_pinching_limbs(
-    x: Vec3A,
-    candidates: &[u32],
-    limbs: &[bool],
-    bounds: &[(Vec3A, Vec3A)],
-    prepared: &[collide::PreparedShape],
-    reach: f32,
-    body_reach: f32,
-    out: &mut Vec<u32>,
-) -> bool {
-    let is_limb = |c: u32| limbs.get(c as usize).copied().unwrap_or(false);
-    let near = |c: u32, r: f32| {
-        let (lo, hi) = bounds[c as usize];
-        !(x.cmplt(lo - r).any() || x.cmpgt(hi + r).any())
-    };
-    if !candidates.iter().any(|&c| is_limb(c) && near(c, reach))
-        || !candidates
-            .iter()
-            .any(|&c| !is_limb(c) && near(c, body_reach))
-    {
-        return false;
-    }
-    out.clear();
-    let mut dropped = false;
-    for &c in candidates {
-        if is_limb(c) && near(c, reach) {
-            if let Some(limb) = prepared[c as usize].closest_within(x, reach) {
-                let pinched = candidates.iter().any(|&b| {
-                    !is_limb(b)
-                        && near(b, body_reach)
-                        && prepared[b as usize]
-                            .closest_within(x, body_reach)
-                            .is_some_and(|body| body.normal.dot(limb.normal) < PINCH_FACING)
-                });
-                if pinched {
-                    dropped = true;
-                    continue;
-                }
-            }
-        }
-        out.push(c);
-    }
-    dropped
-}
-
 /// Each collider's shape at the start and end of the substep, and its bounds at the end; once
 /// per frame (whenever the colliders differ from last substep's) the boxes swept over the frame
 /// and their BVH, which the collide stage's per-block lists are drawn from.
@@ -231,7 +163,6 @@ fn collide_pass(
     let (inv_mass, extra) = (&state.inv_mass, &ws.extra_normal);
     let grow = model.max_thickness + margin;
     let (speeds, sweep, t_now) = (&ws.collider_speed, ws.collide_sweep, ws.collide_t);
-    let limbs = &ws.limb_colliders;
     #[allow(clippy::too_many_arguments)]
     let run = |c: usize,
                x: &mut [Vec3A],
@@ -378,29 +309,11 @@ fn collide_pass(
                     std::mem::swap(&mut scratch.near, &mut scratch.block_cut);
                 }
                 // The candidates are read in place, not gathered into a vector.
-                let mut candidates: &[u32] = if scratch.p_len[k] == u8::MAX {
+                let candidates: &[u32] = if scratch.p_len[k] == u8::MAX {
                     &scratch.block_cut
                 } else {
                     &scratch.p_list[k][..scratch.p_len[k] as usize]
                 };
-                // A limb pinching it against the body is left out (and the clearance record,
-                // made for the whole list, is neither used nor renewed).
-                let pinched = !limbs.is_empty()
-                    && inv_mass[i] > 0.0
-                    && drop_pinching_limbs(
-                        x[k],
-                        candidates,
-                        limbs,
-                        bounds,
-                        prepared,
-                        model.thickness[i] + margin,
-                        2.0 * model.thickness[i] + margin,
-                        &mut scratch.unpinched,
-                    );
-                if pinched {
-                    candidates = &scratch.unpinched;
-                    room_far = -1.0;
-                }
                 if inv_mass[i] > 0.0 && !candidates.is_empty() {
                     let (t, mu, en) = if only_moved {
                         (model.thickness[i], 0.0, 0.0)
@@ -474,7 +387,7 @@ fn collide_pass(
                     // each collider of it (to the collider's box, or from the distance query)
                     // for its clearance record: the two smallest before any push, and the
                     // smallest after one.
-                    let record = rec.speed.is_finite() && from == 0 && !pinched;
+                    let record = rec.speed.is_finite() && from == 0;
                     let (mut lb1, mut lb2, mut lb_after) =
                         (f32::INFINITY, f32::INFINITY, f32::INFINITY);
                     let mut at1 = 0usize;
@@ -693,7 +606,6 @@ pub(crate) fn collide_brute_force(
     let prepared = &ws.prepared_end;
     let (inv_mass, extra) = (&state.inv_mass, &ws.extra_normal);
     let grow = model.max_thickness + margin;
-    let limbs = &ws.limb_colliders;
     #[allow(clippy::too_many_arguments)]
     let run = |c: usize,
                x: &mut [Vec3A],
@@ -740,28 +652,13 @@ pub(crate) fn collide_brute_force(
                     } else {
                         (model.thickness[i], model.friction[i], extra[i])
                     };
-                    let list: &[u32] = if !limbs.is_empty()
-                        && drop_pinching_limbs(
-                            x[k],
-                            &scratch.candidates,
-                            limbs,
-                            bounds,
-                            prepared,
-                            t + margin,
-                            2.0 * t + margin,
-                            &mut scratch.unpinched,
-                        ) {
-                        &scratch.unpinched
-                    } else {
-                        &scratch.candidates
-                    };
                     // Two passes: a particle squeezed between two colliders (cloth in the crease
                     // between a sphere and the floor) is pushed out of one into the other once.
                     let mut twice = false;
                     for pass in 0..2 {
                         twice = pass == 1;
                         let mut touched = 0;
-                        for &ci in list {
+                        for &ci in &scratch.candidates {
                             let ci = ci as usize;
                             // Per-particle box test: exact (the box grown by the reach holds every point
                             // within reach of the shape) and much cheaper than the distance query.
@@ -797,7 +694,7 @@ pub(crate) fn collide_brute_force(
                     if twice {
                         collide::squeeze_out(
                             &mut x[k],
-                            list.iter().map(|&c| c as usize),
+                            scratch.candidates.iter().map(|&c| c as usize),
                             bounds,
                             prepared,
                             t,
