@@ -252,6 +252,114 @@ fn hakama_is_divided_trousers() {
 /// body's hanging from its hands (18.1 / 32.4 and 13.7 / 35.3 cm); the fitted cut lifts them
 /// 0.1 to 9.2 cm, leaves none hanging, and ends at most 2.7 / 10.0 cm from the drape (LBS and
 /// DQS, and the same at 1.8 and 2.2 times the spacing).
+/// The sewn cut (`style = "sewn"`), on every corpus body and the ninja at the coarse tests'
+/// spacing: the two half-skirts are one piece of cloth, sewn together at the front and at the back below the
+/// waist and open between the legs. Its boundary is two loops: the waist (all pinned) and one
+/// opening that runs down each half's front and back edges from where the seams end to the hem
+/// and round both hems. The seams end below the waist, and the opening reaches above the knees
+/// at the front and at the back, so each leg goes down its own side.
+/// (Open all the way up, as the default cut is, a kicking leg leaves its half-skirt through the
+/// front: docs/CHECK.md, "The half-skirts sewn at the front and back".)
+#[test]
+fn the_sewn_cut_joins_the_half_skirts_at_the_front_and_back_and_is_open_between_the_legs() {
+    let rigs: Vec<(&str, Rig)> = vec![
+        ("ninja", drape::ninja::build().unwrap().rig),
+        ("robot", corpus_rig("robot")),
+        ("soldier", corpus_rig("soldier")),
+        ("long_hair", corpus_rig("long_hair")),
+    ];
+    for (name, rig) in rigs {
+        let hips = joint(&rig, "Hips");
+        let knee_y = 0.5 * (joint(&rig, "LeftLeg").y + joint(&rig, "RightLeg").y);
+        // The body's forward, as the garments take it: its left (hip joint to hip joint) × up.
+        let left = (joint(&rig, "LeftUpLeg") - joint(&rig, "RightUpLeg"))
+            .reject_from(Vec3::Y)
+            .normalize();
+        let forward = left.cross(Vec3::Y);
+        let cfg = SceneConfig {
+            garments: vec![GarmentSpec {
+                style: HakamaStyle::Sewn,
+                ..GarmentSpec::coarse(GarmentKind::Hakama, 3.0)
+            }],
+            ..SceneConfig::default()
+        };
+        let scene = Scene::new(rig, cfg).expect("the hakama dresses");
+        // The scene runs the strain limit harder for it.
+        assert!(
+            scene.config.sim.provot_max_iterations >= 32 && scene.config.sim.contact_rounds >= 8,
+            "{name}: the sewn hakama's scene runs {} passes and {} rounds",
+            scene.config.sim.provot_max_iterations,
+            scene.config.sim.contact_rounds
+        );
+        let f = scene.garment_frame(0);
+        let pinned = |i: u32| scene.model.is_pinned(i as usize);
+        // One piece: every vertex reached from vertex 0 through the triangles.
+        let n = f.positions.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn root(p: &mut [usize], mut i: usize) -> usize {
+            while p[i] != i {
+                p[i] = p[p[i]];
+                i = p[i];
+            }
+            i
+        }
+        for t in &f.triangles {
+            for k in 1..3 {
+                let (a, b) = (
+                    root(&mut parent, t[0] as usize),
+                    root(&mut parent, t[k] as usize),
+                );
+                parent[a] = b;
+            }
+        }
+        let r0 = root(&mut parent, 0);
+        assert!(
+            (0..n).all(|i| root(&mut parent, i) == r0),
+            "{name}: the two half-skirts are not one piece"
+        );
+        let loops = boundary_loops(&f.triangles);
+        assert_eq!(
+            loops.len(),
+            2,
+            "{name}: {} boundary loops, not the waist and the opening",
+            loops.len()
+        );
+        let waist = loops
+            .iter()
+            .find(|l| l.iter().all(|&i| pinned(i)))
+            .unwrap_or_else(|| panic!("{name}: no all-pinned waist loop"));
+        let waist_low = waist
+            .iter()
+            .map(|&i| f.positions[i as usize].y)
+            .fold(f32::INFINITY, f32::min);
+        let opening: Vec<Vec3> = loops
+            .iter()
+            .find(|l| l.iter().all(|&i| !pinned(i)))
+            .unwrap_or_else(|| panic!("{name}: no opening"))
+            .iter()
+            .map(|&i| f.positions[i as usize])
+            .collect();
+        // The opening's top at the front and at the back, near the mid-plane.
+        for (side, sign) in [("front", 1.0f32), ("back", -1.0)] {
+            let top = opening
+                .iter()
+                .filter(|p| (**p - hips).dot(forward) * sign > 0.0)
+                .filter(|p| (**p - hips).dot(left).abs() < 0.05)
+                .map(|p| p.y)
+                .fold(f32::NEG_INFINITY, f32::max);
+            assert!(top.is_finite(), "{name}: no opening at the {side}");
+            assert!(
+                top < waist_low - 0.02,
+                "{name}: not sewn at the {side}: the opening reaches {top:.3} m, the waist {waist_low:.3} m"
+            );
+            assert!(
+                top > knee_y,
+                "{name}: the {side} opening ends at {top:.3} m, below the knees ({knee_y:.3} m)"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_fitted_cut_keeps_the_skirts_down_through_a_jumps_arm_swing() {
     use drape::check::Thresholds;

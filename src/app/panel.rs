@@ -446,6 +446,12 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
                 "two open half-skirts, one per leg (the default)",
             ),
             (
+                HakamaStyle::Sewn,
+                "sewn",
+                "the half-skirts sewn together at the front and back down to mid-thigh, so \
+                 each thigh stays inside its own side (slower: the strain limit runs harder)",
+            ),
+            (
                 HakamaStyle::Fitted,
                 "fitted",
                 "the half-skirts hugging the hips under hanging hands, so the hands rest \

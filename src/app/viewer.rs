@@ -142,7 +142,7 @@ impl Action {
     /// Parses `KEY=VALUE` (or a bare `KEY` for actions without a value), the form of
     /// `drape view --action`. Keys: method, clip, play, pause, seek, speed, loop, crossfade,
     /// root_motion, load, garment.KIND, wear_unfit.KIND (wear a garment the body cannot), fabric, fabric.KIND.PARAM, spacing, substeps, integrator,
-    /// model, hakama (half_skirts|fitted|divided), cloth.MESH (simulate the character's mesh MESH as cloth), hide.MESH (take it off), self_collision, skin_contact, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
+    /// model, hakama (half_skirts|sewn|fitted|divided), cloth.MESH (simulate the character's mesh MESH as cloth), hide.MESH (take it off), self_collision, skin_contact, wind, wind_dir, gusts, reset_sim, wet, wet_fabric, wetness, adhesion,
     /// adhesion_mode, self_adhesion, body_shader, garment_shader, light (AZ,EL), shadows, msaa,
     /// proxies, bvh, skeleton, inside, check, wireframe, ground, follow, frame, reset_camera, help, defaults.
     pub fn parse(text: &str) -> Result<Action, String> {

@@ -67,7 +67,8 @@ pub struct Args {
     /// Print only the table and the verdict (no per-clip progress on stderr).
     #[arg(long)]
     pub quiet: bool,
-    /// How the hakama is cut: half_skirts (the default), fitted (the half-skirts hugging the
+    /// How the hakama is cut: half_skirts (the default), sewn (the half-skirts sewn together at
+    /// the front and back down to mid-thigh), fitted (the half-skirts hugging the
     /// hips under hanging hands, so the hands rest outside the cloth) or divided (trousers with
     /// a tube per leg, laid out with the legs spread), as a scene file's `style` (which this
     /// overrides).

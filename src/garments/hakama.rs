@@ -1,6 +1,7 @@
-//! The hakama, pleated divided trousers (umanori), in three cuts ([`HakamaStyle`]): two open
-//! half-skirts (the default), the same fitted to the hips under hanging hands, or divided
-//! trousers with a tube per leg. Its shape at rest and the
+//! The hakama, pleated divided trousers (umanori), in four cuts ([`HakamaStyle`]): two open
+//! half-skirts (the default), the same sewn together at the front and back down to mid-thigh,
+//! or fitted to the hips under hanging hands, or divided trousers with a tube per leg. Its
+//! shape at rest and the
 //! measurements of the rig's clips that only it needs (where the thighs reach over the waist,
 //! whether the arms hang by the hips, the crotch seam's height).
 
@@ -12,8 +13,9 @@ use crate::math::{Vec2, Vec3};
 /// The hakama's shape at rest, in the style `spec.style` asks for.
 pub(super) fn shape(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError> {
     match spec.style {
-        HakamaStyle::HalfSkirts => half_skirts(body, spec, false),
-        HakamaStyle::Fitted => half_skirts(body, spec, true),
+        HakamaStyle::HalfSkirts => half_skirts(body, spec, false, false),
+        HakamaStyle::Sewn => half_skirts(body, spec, false, true),
+        HakamaStyle::Fitted => half_skirts(body, spec, true, false),
         HakamaStyle::Divided => divided(body, spec),
     }
 }
@@ -261,9 +263,10 @@ fn divided(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError>
 /// outer half of the waist ring, from the back centre round that leg's hip to the front centre.
 /// Below it the sheet widens within the top quarter of its length into a half-ellipse with
 /// `ease` around the widest the leg's side of the body gets, folded in pleats. The two halves
-/// meet at the body's mid-plane front and back, `2 · seam_gap` apart, and are not sewn there:
-/// there is no crotch seam and no inner (gusset) panel, so between the legs each half hangs
-/// free.
+/// meet at the body's mid-plane front and back, `2 · seam_gap` apart, and are not sewn there
+/// (`sewn`, [`HakamaStyle::Sewn`]: sewn together from the waist down to mid-thigh,
+/// [`sew_front_and_back`], and open below): there is no crotch seam and no inner (gusset)
+/// panel, so between the legs each half hangs free.
 ///
 /// Why divided: a closed skirt must go round both legs, so a kicking knee lifts the whole skirt
 /// and stretches its ring between the standing and the kicking leg (past Provot's limit in the
@@ -274,7 +277,12 @@ fn divided(body: &BodyAtRest, spec: &GarmentSpec) -> Result<Sheet, GarmentError>
 /// `fitted` ([`HakamaStyle::Fitted`]): where the arms hang by the hips, the columns the hanging
 /// hands lie against hug the body down to below the fingertips before they flare, so the hands
 /// rest outside the cloth ([`hands_reach`]); otherwise the same cut.
-fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec, fitted: bool) -> Result<Sheet, GarmentError> {
+fn half_skirts(
+    body: &BodyAtRest,
+    spec: &GarmentSpec,
+    fitted: bool,
+    sewn: bool,
+) -> Result<Sheet, GarmentError> {
     let g = "hakama";
     let hips = body.joint("Hips", g)?;
     let spine = body.joint("Spine", g)?;
@@ -290,6 +298,8 @@ fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec, fitted: bool) -> Result<Sh
     let pleat = 0.03 * body.scale;
     let arms_hang_by_hips = arms_hang_by_hips(body, waist, hem_y);
     let mut sheet = Sheet::default();
+    // (base index, columns, rows) of each half, left then right.
+    let mut halves: Vec<(u32, usize, usize)> = Vec::new();
     for side in [1.0f32, -1.0] {
         let left = body.left * side;
         let centre = waist + left * seam_gap;
@@ -395,8 +405,54 @@ fn half_skirts(body: &BodyAtRest, spec: &GarmentSpec, fitted: bool) -> Result<Sh
             }
         });
         sheet.pinned.extend((0..cols as u32).map(|c| base + c));
+        halves.push((base, cols, rows));
+    }
+    if sewn {
+        sew_front_and_back(&mut sheet, &halves);
     }
     Ok(sheet)
+}
+
+/// How far down the two half-skirts are sewn together at the front and at the back, as a share
+/// of their length from the waist to the hem: to mid-thigh, where a hakama's gusset (machi)
+/// joins its legs.
+const SEWN: f32 = 0.5;
+
+/// Sews the two half-skirts (`halves`: base index, columns, rows, the left half first) together
+/// at the front centre and at the back centre, from the waist down [`SEWN`] of their rows: a
+/// strip of cells between the two facing columns, `2 · seam_gap` wide.
+///
+/// Open all the way down, a kicking leg left its half-skirt through the front: after the
+/// robot's side kick it came down in front of the cloth, and the half-skirt hung behind the leg
+/// for good (13.1 / 49.7 cm from its drape after the pose was held 1.5 s). Sewn, the waist ring
+/// is closed, each thigh stays inside its own side, and below the seams the halves still part,
+/// so a kicking leg lifts its own side (docs/CHECK.md, "The half-skirts sewn at the front and
+/// back"). Sewn all the way down (a closed skirt) the kicking knee stretches the ring between
+/// the legs: the ninja's roundhouse kick ended frames with a hakama spring at 118.7 % of rest
+/// (LBS; 119.7 % DQS).
+fn sew_front_and_back(sheet: &mut Sheet, halves: &[(u32, usize, usize)]) {
+    let [l, r] = [halves[0], halves[1]];
+    let id = |h: (u32, usize, usize), c: usize, row: usize| h.0 + (row * h.1 + c) as u32;
+    let rows = l.2.min(r.2);
+    // Rows go evenly from the waist to the hem: the seam's last row is the nearest its end.
+    let last = ((SEWN * (rows - 1) as f32).round() as usize).clamp(1, rows - 1);
+    // In the ring's winding (the left half runs back → front, the right half front → back):
+    // at the front, the left half's last column then the right half's first; at the back, the
+    // right half's last column then the left half's first. Diagonals alternate as in
+    // [`Sheet::grid`].
+    for (a_h, a_c, b_h, b_c) in [(l, l.1 - 1, r, 0), (r, r.1 - 1, l, 0)] {
+        for row in 0..last {
+            let (a, b) = (id(a_h, a_c, row), id(b_h, b_c, row));
+            let (c, d) = (id(a_h, a_c, row + 1), id(b_h, b_c, row + 1));
+            if row % 2 == 0 {
+                sheet.triangles.push([a, c, b]);
+                sheet.triangles.push([b, c, d]);
+            } else {
+                sheet.triangles.push([a, c, d]);
+                sheet.triangles.push([a, d, b]);
+            }
+        }
+    }
 }
 
 /// The waist's centre, a little above the hip joint, and the hem's height, at 70 % of the leg
