@@ -541,13 +541,18 @@ pub fn check_clip_trial(
     let mut scene = Scene::new(rig.clone(), config)?;
     let body_up = body_up_in_hips(&scene);
     let duration = rig.clips[clip].duration();
-    let loops = clip_loops_about(
-        rig,
-        clip,
-        scene.config.root_motion,
-        th.loop_tolerance,
-        scene.player.hips(),
-    );
+    // A clip of one pose (a single key: KayKit's `Sit_Floor_Pose`, `Lie_Pose`) does not move,
+    // so one loop earlier is no reference: that is the drape just blended into the pose and
+    // still settling onto it (the sewn hakama over a sitting body's knees rose 2–3 cm more
+    // after it). It is judged as a pose held, against the drape settled there.
+    let loops = duration >= scene.config.sim.frame_dt
+        && clip_loops_about(
+            rig,
+            clip,
+            scene.config.root_motion,
+            th.loop_tolerance,
+            scene.player.hips(),
+        );
     // A clip that ends elsewhere than it starts is judged against the drape on its last pose:
     // the same garments settled there from their (unperturbed) start ([`Scene::hold_clip_end`]).
     let mut settled = (!loops).then(|| scene.clone());
