@@ -39,12 +39,12 @@ pub struct SceneArgs {
     /// Skinning: lbs, dqs or cor.
     #[arg(long, default_value = "lbs")]
     pub skinning: crate::skin::SkinMethod,
-    /// Diagnostic: contact rounds per substep (the scene's default 3). Fewer break the
+    /// Diagnostic: contact rounds per substep (the scene's default 6). Fewer break the
     /// dressed scene's stretch check; the bench prints the worst stretch it saw.
     #[arg(long)]
     pub contact_rounds: Option<u32>,
     /// Diagnostic: deformation-limit passes per substep, `MIN..=MAX` or `N` (the scene's
-    /// default 1..=8, 1..=16 for the XPBD model: more while a spring is over the limit by more
+    /// default 1..=32, 1..=16 for the XPBD model: more while a spring is over the limit by more
     /// than 1 %). With 0 and
     /// `--contact-rounds 0` the limit is off.
     #[arg(long)]
