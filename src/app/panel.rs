@@ -437,7 +437,8 @@ fn garments(ui: &mut egui::Ui, viewer: &Viewer, state: &mut PanelState, out: &mu
             }
         }
     });
-    ui.horizontal(|ui| {
+    // Wrapped: four cuts in one row would widen the panel over the 3D view.
+    ui.horizontal_wrapped(|ui| {
         ui.label("hakama cut");
         for (h, label, hover) in [
             (
