@@ -76,10 +76,7 @@ fn boundary_loops(triangles: &[[u32; 3]]) -> Vec<Vec<u32>> {
         }
         let mut lp = vec![s];
         let mut cur = s;
-        loop {
-            let Some(&n) = next[&cur].iter().find(|&&n| !seen.contains(&n)) else {
-                break;
-            };
+        while let Some(&n) = next[&cur].iter().find(|&&n| !seen.contains(&n)) {
             seen.insert(n);
             lp.push(n);
             cur = n;

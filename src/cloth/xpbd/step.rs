@@ -22,7 +22,7 @@
 //!   friction against the collider's motion, then `v ← (x − x_prev)/Δt`;
 //! - `contact_rounds` (in `constrain.rs`): the tethers and the strain limit again and the
 //!   particles they moved pushed back out, `SimParams::contact_rounds` times (the dressed
-//!   character: 3), then a last strain-limit pass bounded to half the collision margin;
+//!   character: 6), then a last strain-limit pass bounded to half the collision margin;
 //! - `damp`: `v ← (1 − d) v`.
 //!
 //! Contacts run after the constraints so that no particle ends a substep inside a collider; the
