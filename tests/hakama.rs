@@ -30,6 +30,16 @@ fn corpus_rig(name: &str) -> Rig {
     drape::asset::load_rig(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The ninja and the three corpus bodies, by name.
+fn four_bodies() -> Vec<(&'static str, Rig)> {
+    vec![
+        ("ninja", drape::ninja::build().unwrap().rig),
+        ("robot", corpus_rig("robot")),
+        ("soldier", corpus_rig("soldier")),
+        ("long_hair", corpus_rig("long_hair")),
+    ]
+}
+
 /// A scene dressed in the hakama alone at `factor` × its default spacing, not stepped: the
 /// garment at rest.
 fn hakama_at_rest(rig: Rig, factor: f32) -> Scene {
@@ -127,13 +137,7 @@ fn joint_now(scene: &Scene, base: &str) -> Vec3 {
 /// legs' proxies leave room on the mid-line from the seam to the hem.
 #[test]
 fn hakama_is_divided_trousers() {
-    let rigs: Vec<(&str, Rig)> = vec![
-        ("ninja", drape::ninja::build().unwrap().rig),
-        ("robot", corpus_rig("robot")),
-        ("soldier", corpus_rig("soldier")),
-        ("long_hair", corpus_rig("long_hair")),
-    ];
-    for (name, rig) in rigs {
+    for (name, rig) in four_bodies() {
         let hips = joint(&rig, "Hips");
         // The default spacing too with `DRAPE_DEFAULT_SPACING=1` (slower).
         let factors: &[f32] = if std::env::var_os("DRAPE_DEFAULT_SPACING").is_some() {
@@ -237,21 +241,9 @@ fn hakama_is_divided_trousers() {
     }
 }
 
-/// Issue 19 point 2 with the fitted cut (`style = "fitted"`): the hands of arms hanging by the
-/// hips rest outside the cloth, so a jump's arm swing (back in the crouch, forward and up at the
-/// take-off) leaves the skirts down. The robot and the long-haired body play the corpus jump
-/// dressed in every garment at twice the default spacing, as `drape check --spacing 2 --hakama
-/// fitted` does: the hakama rises little above its first frame, nothing of it hangs from the
-/// arms at the end, and it ends within issue 19's limits of its drape one loop earlier. With the
-/// default cut, whose hanging hands sit inside the flare, the swing throws the robot's skirts
-/// over its shoulders (LBS / DQS: lifted 64.3 / 63.1 cm, 13 / 54 vertices left hanging from the
-/// arms, 20.1 / 44.3 and 31.3 / 64.8 cm from the drape) and leaves 28–29 of the long-haired
-/// body's hanging from its hands (18.1 / 32.4 and 13.7 / 35.3 cm); the fitted cut lifts them
-/// 0.1 to 9.2 cm, leaves none hanging, and ends at most 2.7 / 10.0 cm from the drape (LBS and
-/// DQS, and the same at 1.8 and 2.2 times the spacing).
 /// The sewn cut (`style = "sewn"`), on every corpus body and the ninja at the coarse tests'
-/// spacing: the two half-skirts are one piece of cloth, sewn together at the front and at the back below the
-/// waist and open between the legs. Its boundary is two loops: the waist (all pinned) and one
+/// spacing: the two half-skirts are one piece of cloth, sewn together at the front and at the
+/// back below the waist and open between the legs. Its boundary is two loops: the waist (all pinned) and one
 /// opening that runs down each half's front and back edges from where the seams end to the hem
 /// and round both hems. The seams end below the waist, and the opening reaches above the knees
 /// at the front and at the back, so each leg goes down its own side.
@@ -259,13 +251,7 @@ fn hakama_is_divided_trousers() {
 /// front: docs/CHECK.md, "The half-skirts sewn at the front and back".)
 #[test]
 fn the_sewn_cut_joins_the_half_skirts_at_the_front_and_back_and_is_open_between_the_legs() {
-    let rigs: Vec<(&str, Rig)> = vec![
-        ("ninja", drape::ninja::build().unwrap().rig),
-        ("robot", corpus_rig("robot")),
-        ("soldier", corpus_rig("soldier")),
-        ("long_hair", corpus_rig("long_hair")),
-    ];
-    for (name, rig) in rigs {
+    for (name, rig) in four_bodies() {
         let hips = joint(&rig, "Hips");
         let knee_y = 0.5 * (joint(&rig, "LeftLeg").y + joint(&rig, "RightLeg").y);
         // The body's forward, as the garments take it: its left (hip joint to hip joint) × up.
@@ -357,6 +343,18 @@ fn the_sewn_cut_joins_the_half_skirts_at_the_front_and_back_and_is_open_between_
     }
 }
 
+/// Issue 19 point 2 with the fitted cut (`style = "fitted"`): the hands of arms hanging by the
+/// hips rest outside the cloth, so a jump's arm swing (back in the crouch, forward and up at the
+/// take-off) leaves the skirts down. The robot and the long-haired body play the corpus jump
+/// dressed in every garment at twice the default spacing, as `drape check --spacing 2 --hakama
+/// fitted` does: the hakama rises little above its first frame, nothing of it hangs from the
+/// arms at the end, and it ends within issue 19's limits of its drape one loop earlier. With the
+/// default cut, whose hanging hands sit inside the flare, the swing throws the robot's skirts
+/// over its shoulders (LBS / DQS: lifted 64.3 / 63.1 cm, 13 / 54 vertices left hanging from the
+/// arms, 20.1 / 44.3 and 31.3 / 64.8 cm from the drape) and leaves 28–29 of the long-haired
+/// body's hanging from its hands (18.1 / 32.4 and 13.7 / 35.3 cm); the fitted cut lifts them
+/// 0.1 to 9.2 cm, leaves none hanging, and ends at most 2.7 / 10.0 cm from the drape (LBS and
+/// DQS, and the same at 1.8 and 2.2 times the spacing).
 #[test]
 fn the_fitted_cut_keeps_the_skirts_down_through_a_jumps_arm_swing() {
     use drape::check::Thresholds;

@@ -444,13 +444,7 @@ fn sew_front_and_back(sheet: &mut Sheet, halves: &[(u32, usize, usize)]) {
         for row in 0..last {
             let (a, b) = (id(a_h, a_c, row), id(b_h, b_c, row));
             let (c, d) = (id(a_h, a_c, row + 1), id(b_h, b_c, row + 1));
-            if row % 2 == 0 {
-                sheet.triangles.push([a, c, b]);
-                sheet.triangles.push([b, c, d]);
-            } else {
-                sheet.triangles.push([a, c, d]);
-                sheet.triangles.push([a, d, b]);
-            }
+            quad(sheet, [a, b, c, d], row % 2 == 0);
         }
     }
 }
@@ -490,13 +484,20 @@ fn strip(sheet: &mut Sheet, top: &[u32], below: &[u32]) {
     for c in 0..m {
         let (a, b) = (top[c], top[(c + 1) % m]);
         let (cc, d) = (below[c], below[(c + 1) % m]);
-        if c % 2 == 0 {
-            sheet.triangles.push([a, cc, b]);
-            sheet.triangles.push([b, cc, d]);
-        } else {
-            sheet.triangles.push([a, cc, d]);
-            sheet.triangles.push([a, d, b]);
-        }
+        quad(sheet, [a, b, cc, d], c % 2 == 0);
+    }
+}
+
+/// The cell `a b` over `c d` (`c` below `a`, `d` below `b`) as two triangles, split along `b c`
+/// when `even`, along `a d` otherwise: alternating the diagonal cell by cell, as
+/// [`Sheet::grid`] does.
+fn quad(sheet: &mut Sheet, [a, b, c, d]: [u32; 4], even: bool) {
+    if even {
+        sheet.triangles.push([a, c, b]);
+        sheet.triangles.push([b, c, d]);
+    } else {
+        sheet.triangles.push([a, c, d]);
+        sheet.triangles.push([a, d, b]);
     }
 }
 
