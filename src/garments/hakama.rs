@@ -1,9 +1,8 @@
 //! The hakama, pleated divided trousers (umanori), in four cuts ([`HakamaStyle`]): two open
 //! half-skirts (the default), the same sewn together at the front and back down to mid-thigh,
 //! or fitted to the hips under hanging hands, or divided trousers with a tube per leg. Its
-//! shape at rest and the
-//! measurements of the rig's clips that only it needs (where the thighs reach over the waist,
-//! whether the arms hang by the hips, the crotch seam's height).
+//! shape at rest and the measurements of the rig's clips that only it needs (where the thighs
+//! reach over the waist, whether the arms hang by the hips, the crotch seam's height).
 
 use super::fit::{leg_length, BodyAtRest};
 use super::sheet::Sheet;
