@@ -464,3 +464,84 @@ fn wind_pushes_a_flag_downwind() {
     );
     assert!(windy.z > calm.z, "windy {windy:?}, calm {calm:?}");
 }
+
+/// A collider thinner than the cloth's triangles meets the cloth between its particles
+/// (stage `collide`'s face pass): a 2 cm sphere rising at 0.6 m/s under the middle of a
+/// coarse sheet's middle cell (10 cm wide, its four corners free, the sheet held at its border)
+/// lifts the cell 4 cm and holds it there, instead of passing between the corners, none of
+/// which comes within its reach. Both models.
+#[test]
+fn a_collider_thinner_than_the_triangles_cannot_pass_between_the_particles() {
+    let n = 4;
+    let mut spec = GridSpec::square(n, 0.3, Vec3::new(0.0, 1.0, 0.0));
+    spec.pinned = (0..n)
+        .flat_map(|i| [(i, 0), (i, n - 1), (0, i), (n - 1, i)])
+        .collect();
+    let params = GarmentParams::default();
+    let model = ClothModel::new(vec![build::grid("sheet", &spec, &params).unwrap()]);
+    // The middle cell's corners are (±0.05, ±0.05), 7.1 cm from its middle.
+    let (px, pz) = (0.0, 0.0);
+    let nearest = model
+        .rest
+        .iter()
+        .map(|p| ((p.x - px).powi(2) + (p.z - pz).powi(2)).sqrt())
+        .fold(f32::INFINITY, f32::min);
+    let r = 0.02;
+    assert!(
+        nearest > r + 0.04,
+        "the path must miss the particles: {nearest}"
+    );
+    for kind in [ClothModelKind::MassSpring, ClothModelKind::Xpbd] {
+        let p = SimParams {
+            model: kind,
+            substeps: 16,
+            ..SimParams::default()
+        };
+        let mut state = ClothState::new(&model);
+        let mut ws = ClothWorkspace::new(&model);
+        let sphere = |y: f32| Shape::sphere(Vec3::new(px, y, pz), r);
+        let mut y = 0.9;
+        let mut colliders = vec![Collider::fixed(sphere(y))];
+        for f in 0..42 {
+            if f < 12 {
+                y += 0.01;
+            }
+            colliders[0].move_to(sphere(y));
+            step_frame(&model, &mut state, &mut ws, &colliders, &p);
+            // The sheet over the sphere, from its first touch on.
+            let above = model
+                .triangles
+                .iter()
+                .filter(|t| contains_xz(&state.x, t, px, pz))
+                .map(|t| height_at(&state.x, t, px, pz))
+                .fold(f32::NEG_INFINITY, f32::max);
+            assert!(
+                above >= y + r || y + r < 0.99,
+                "{kind:?}, frame {f}: the sheet over the sphere is {above:.4} m high, the \
+                 sphere's top {:.4} m",
+                y + r
+            );
+        }
+        assert!(y + r > 1.039);
+    }
+}
+
+/// Whether triangle `t`'s projection on the ground plane contains (x, z).
+fn contains_xz(p: &[Vec3A], t: &[u32; 3], x: f32, z: f32) -> bool {
+    let w = bary_xz(p, t, x, z);
+    w.iter().all(|&w| w >= 0.0)
+}
+
+/// The height of triangle `t` over (x, z).
+fn height_at(p: &[Vec3A], t: &[u32; 3], x: f32, z: f32) -> f32 {
+    let w = bary_xz(p, t, x, z);
+    (0..3).map(|k| w[k] * p[t[k] as usize].y).sum()
+}
+
+fn bary_xz(p: &[Vec3A], t: &[u32; 3], x: f32, z: f32) -> [f32; 3] {
+    let [a, b, c] = t.map(|i| p[i as usize]);
+    let det = (b.z - c.z) * (a.x - c.x) + (c.x - b.x) * (a.z - c.z);
+    let u = ((b.z - c.z) * (x - c.x) + (c.x - b.x) * (z - c.z)) / det;
+    let v = ((c.z - a.z) * (x - c.x) + (a.x - c.x) * (z - c.z)) / det;
+    [u, v, 1.0 - u - v]
+}

@@ -339,6 +339,14 @@ pub struct ClothModel {
     pub garments: Vec<GarmentInfo>,
     /// Largest particle thickness, m.
     pub max_thickness: f32,
+    /// Smallest particle thickness, m (0 without particles).
+    pub min_thickness: f32,
+    /// Each triangle's cover radius at rest, m: the furthest a point of it is from its nearest
+    /// corner ([`crate::cloth::stages::faces::cover_radius`]). A collider thinner than this can
+    /// pass through the triangle without meeting a particle (stage `collide`'s face pass).
+    pub triangle_cover: Vec<f32>,
+    /// The largest of `triangle_cover`, m (0 without triangles).
+    pub max_triangle_cover: f32,
     /// Long-range attachments: each free particle a pin can reach through limit springs, tied to
     /// its nearest pin (see [`Tethers`]).
     pub tethers: Tethers,
@@ -490,6 +498,9 @@ impl ClothModel {
             chunk_size,
             garments: Vec::new(),
             max_thickness: 0.0,
+            min_thickness: 0.0,
+            triangle_cover: Vec::new(),
+            max_triangle_cover: 0.0,
             tethers: Tethers::default(),
         };
         let mut springs = Vec::new();
@@ -519,9 +530,17 @@ impl ClothModel {
             for t in &g.triangles {
                 let [a, b, c] = t.map(|i| g.rest[i as usize]);
                 m.triangle_area.push(0.5 * (b - a).cross(c - a).length());
+                let cover = crate::cloth::stages::faces::cover_radius(a.into(), b.into(), c.into());
+                m.triangle_cover.push(cover);
+                m.max_triangle_cover = m.max_triangle_cover.max(cover);
                 m.triangles.push(t.map(|i| i + base));
             }
             m.max_thickness = m.max_thickness.max(p.thickness);
+            m.min_thickness = if gi == 0 {
+                p.thickness
+            } else {
+                m.min_thickness.min(p.thickness)
+            };
             let first_spring = springs.len();
             for &(a, b, kind) in &g.springs {
                 let rest = g.rest[a as usize].distance(g.rest[b as usize]);

@@ -293,6 +293,12 @@ pub struct SimParams {
     /// [`crate::scene::SceneConfig`], builds the surface when it is asked for, and asks for it
     /// on every substep by default: see there). Needs a surface in `ClothWorkspace::skin`.
     pub skin_contact: u32,
+    /// Colliders thinner than the cloth's triangles meet the triangles between their particles
+    /// (stage `collide`'s face pass, `cloth::stages::faces`), not only the particles. Default
+    /// true. The dressed scene turns it off ([`crate::scene::SceneConfig`]: there it lets the
+    /// hands catch the open half-skirts; docs/CHECK.md, "Hands that cannot pass between the
+    /// cloth's particles").
+    pub face_contact: bool,
     /// How deep inside the skin a particle is still pushed out by the skin contact, m: the
     /// closest-point query's reach. Deeper cloth is left to the proxies (deeper than this the
     /// nearest surface is rarely the one the cloth came in through). Range 0 … 0.2. Default
@@ -347,6 +353,7 @@ impl Default for SimParams {
             contact_margin: 0.0,
             self_skin: 2.9,
             skin_contact: 0,
+            face_contact: true,
             skin_contact_depth: 0.04,
             skin_contact_step: 0.002,
             body_scale: 1.0,

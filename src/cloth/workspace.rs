@@ -261,6 +261,19 @@ pub struct ClothWorkspace {
     /// The XPBD model's constraints in colour order with their multipliers
     /// (src/cloth/xpbd/constrain.rs); built on the first XPBD frame, `None` before.
     pub(super) xpbd: Option<Box<xpbd::constrain::Coloured>>,
+    /// Stage `collide`'s face pass (`stages/faces.rs`): the substep's pairs (triangle, collider)
+    /// of a collider thin enough to pass through the triangle between its particles.
+    pub(super) face_pairs: Vec<(u32, u32)>,
+    /// The widest triangle's cover radius in each group of triangles, × the stretch allowed,
+    /// and each group's frame-long list of colliders.
+    pub(super) face_group_cover: Vec<f32>,
+    pub(super) face_groups: Vec<super::stages::faces::FaceGroup>,
+    /// The pass's scratch: colliders near a corner it would move.
+    pub(super) face_near: Vec<u32>,
+    /// Per particle: 1 if the face pass moved it since the flags were last cleared; the list
+    /// of those particles.
+    pub(super) face_moved: Vec<u8>,
+    pub(super) face_moved_list: Vec<u32>,
 }
 
 impl ClothWorkspace {
@@ -325,6 +338,12 @@ impl ClothWorkspace {
             fused_isa: fused::KernelIsa::Best,
             fused: fused::FusedScratch::new(model),
             xpbd: None,
+            face_pairs: Vec::new(),
+            face_group_cover: Vec::new(),
+            face_groups: Vec::new(),
+            face_near: Vec::new(),
+            face_moved: Vec::new(),
+            face_moved_list: Vec::new(),
         }
     }
 

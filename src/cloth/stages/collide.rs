@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use crate::cloth::collide::{self, Collider, Shape};
 use crate::cloth::model::ClothModel;
 use crate::cloth::params::SimParams;
+use crate::cloth::stages::faces;
 use crate::cloth::state::ClothState;
 use crate::cloth::workspace::{BlockList, ChunkScratch, Clearance, ClothWorkspace, PARTICLE_LIST};
 use crate::math::{Vec3, Vec3A};
@@ -112,7 +113,42 @@ pub fn collide(
     params: &SimParams,
     dt: f32,
 ) {
+    faces::collide_faces(model, state, ws, params, true);
+    clear_face_moved(ws);
     collide_pass(model, state, ws, params, dt, false);
+}
+
+/// Clears the face pass's per-particle flags and their list.
+fn clear_face_moved(ws: &mut ClothWorkspace) {
+    for &i in &ws.face_moved_list {
+        ws.face_moved[i as usize] = 0;
+    }
+    ws.face_moved_list.clear();
+}
+
+/// A contact round's face pass ([`faces::collide_faces`] on the stage's pairs) before the
+/// particle pass `pass` (which visits the particles `ws.provot_moved` flags): the particles it
+/// moves are flagged for the particle pass to visit (their velocity re-derived, their pushes
+/// out of the body last), and flagged 2 after it (moved: the next round's limit looks at them).
+fn with_face_pass(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    pass: impl FnOnce(&mut ClothState, &mut ClothWorkspace),
+) {
+    clear_face_moved(ws);
+    if faces::collide_faces(model, state, ws, params, false) {
+        for &i in &ws.face_moved_list {
+            let m = &mut ws.provot_moved[i as usize];
+            *m = (*m).max(1);
+        }
+    }
+    pass(state, ws);
+    for &i in &ws.face_moved_list {
+        ws.provot_moved[i as usize] = 2;
+    }
+    clear_face_moved(ws);
 }
 
 /// The contact rounds' collision pass: only the particles the round's deformation limit moved
@@ -132,7 +168,9 @@ pub fn reproject(
     params: &SimParams,
     dt: f32,
 ) {
-    collide_pass(model, state, ws, params, dt, true);
+    with_face_pass(model, state, ws, params, |state, ws| {
+        collide_pass(model, state, ws, params, dt, true)
+    });
 }
 
 /// [`collide`] (`only_moved` false) or [`reproject`] (true).
@@ -588,6 +626,27 @@ fn collide_pass(
 /// `only_moved`, the reference of [`reproject`] (the flagged particles, without friction).
 #[cfg(test)]
 pub(crate) fn collide_brute_force(
+    model: &ClothModel,
+    state: &mut ClothState,
+    ws: &mut ClothWorkspace,
+    params: &SimParams,
+    dt: f32,
+    only_moved: bool,
+) {
+    if only_moved {
+        with_face_pass(model, state, ws, params, |state, ws| {
+            particles_brute_force(model, state, ws, params, dt, true)
+        });
+    } else {
+        faces::collide_faces(model, state, ws, params, true);
+        clear_face_moved(ws);
+        particles_brute_force(model, state, ws, params, dt, false);
+    }
+}
+
+/// [`collide_brute_force`]'s particle pass.
+#[cfg(test)]
+fn particles_brute_force(
     model: &ClothModel,
     state: &mut ClothState,
     ws: &mut ClothWorkspace,

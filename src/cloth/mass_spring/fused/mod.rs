@@ -98,6 +98,8 @@ pub fn eligible(
         || colliders.len() > MAX_COLLIDERS
         || !model.general.is_empty()
         || model.stencils.len() != model.garments.len()
+        // A collider thin enough to pass between particles needs the face pass.
+        || crate::cloth::stages::faces::needed(model, params, colliders.iter().flat_map(|c| [c.prev, c.cur]))
     {
         return false;
     }
