@@ -252,6 +252,7 @@ pub const SCENE_KEYS: &[(&str, Accepts)] = &[
     ("substeps", Accepts::Whole(&SUBSTEPS)),
     ("self_collision", Accepts::Bool),
     ("skin_contact", Accepts::Whole(&SKIN_CONTACT)),
+    ("face_contact", Accepts::Bool),
     ("model", Accepts::Word(cloth_model)),
     ("settle", Accepts::Number(&SETTLE)),
     ("blend", Accepts::Number(&BLEND)),

@@ -165,6 +165,14 @@ impl Default for SceneConfig {
                 // (scene key, `drape check --skin-contact 0`, the viewer's "cloth meets the
                 // visible skin") turns it off, for about a third less time per frame.
                 skin_contact: 16,
+                // Hands and fingers thinner than the cloth's triangles meet the cloth between
+                // its particles (cloth::stages::faces) only when asked for (`face_contact =
+                // true`, `drape check --face-contact true`): it keeps the XPBD model's coarse
+                // sewn hakama off the hand in the kata's bow, but a hanging hand that can no
+                // longer slip between the particles carries the open half-skirts (issue 19's
+                // table, one trial: 47 clips passing without it, 40 with it; docs/CHECK.md,
+                // "Hands that cannot pass between the cloth's particles").
+                face_contact: false,
                 // Drag against the air at rest when there is no wind (the wind's own model,
                 // PHYSICS.md §1, with w = 0): without it a light headband tail whipped by a
                 // turning head was flung up to a metre on the cc0 characters (issue 19).
@@ -1128,6 +1136,7 @@ impl Scene {
 /// substeps = 16
 /// self_collision = true
 /// skin_contact = 16        # substeps per frame the cloth meets the skinned triangles (0: off; 16, the default: every substep)
+/// face_contact = false     # hands and fingers thinner than the cloth's triangles meet them between their particles too
 /// model = "mass_spring"    # cloth model: mass_spring | xpbd
 /// settle = 0.5             # s of bind pose (layout pose: see Scene's start-up)
 /// blend = 0.5              # s of blend into the first frame
@@ -1176,6 +1185,9 @@ pub struct SceneFile {
     /// Substeps per frame with cloth-against-skin contact (0: off, the default; 4 is what
     /// docs/CHECK.md measures).
     pub skin_contact: Option<u32>,
+    /// Colliders thinner than the cloth's triangles meet the triangles too (default false in
+    /// the dressed scene; see `SimParams::face_contact`).
+    pub face_contact: Option<bool>,
     /// Cloth model: `mass_spring` (default) or `xpbd`.
     pub model: Option<String>,
     pub settle: Option<f32>,
@@ -1312,6 +1324,9 @@ impl SceneFile {
         }
         if let Some(s) = self.skin_contact {
             c.sim.skin_contact = lim::SKIN_CONTACT.check_u32("skin_contact", s)?;
+        }
+        if let Some(f) = self.face_contact {
+            c.sim.face_contact = f;
         }
         if let Some(m) = &self.model {
             c.sim.model = m.parse().map_err(|e| format!("model = \"{m}\": {e}"))?;

@@ -177,7 +177,7 @@ fn every_other_key_refuses_the_wrong_type() {
 fn each_key_reaches_the_configuration() {
     let c = config(
         "rig = \"ninja\"\nclip = \"stance\"\nskinning = \"cor\"\nsubsteps = 12\n\
-         self_collision = false\nskin_contact = 2\nmodel = \"xpbd\"\nsettle = 0.25\nblend = 0.75\nfps = 30\n\
+         self_collision = false\nskin_contact = 2\nface_contact = true\nmodel = \"xpbd\"\nsettle = 0.25\nblend = 0.75\nfps = 30\n\
          root_motion = \"travel\"\nhide = [\"Mug\", \"*Axe*\"]\n[bones]\nHead = \"head_node\"\n\
          [[garment]]\nkind = \"sash\"\nspacing = 0.02\nclearance = 0.01\nlength = 0.8\n\
          k_structural = 123\nk_shear = 45\nk_bend = 6\narea_density = 0.3\ndamping = 0.4\n\
@@ -196,6 +196,7 @@ fn each_key_reaches_the_configuration() {
     assert_eq!(c.sim.substeps, 12);
     assert!(!c.sim.self_collision);
     assert_eq!(c.sim.skin_contact, 2);
+    assert!(c.sim.face_contact);
     assert_eq!(c.sim.model, drape::cloth::ClothModelKind::Xpbd);
     assert_eq!((c.settle, c.blend), (0.25, 0.75));
     assert!((c.sim.frame_dt - 1.0 / 30.0).abs() < 1e-7);
@@ -221,7 +222,7 @@ fn each_key_reaches_the_configuration() {
     // Every key of the table was set by the file above (a key added to the table needs a line
     // here too).
     let text =
-        "rig clip skinning substeps self_collision skin_contact model settle blend fps root_motion bones hide \
+        "rig clip skinning substeps self_collision skin_contact face_contact model settle blend fps root_motion bones hide \
                 garment kind spacing clearance length k_structural k_shear k_bend area_density \
                 damping thickness friction mesh pin max_distance style wear_unfit";
     for (_, key, _) in every_key() {

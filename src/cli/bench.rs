@@ -55,6 +55,10 @@ pub struct SceneArgs {
     /// Substeps per frame with cloth-against-skin contact (0: off; 16, the scene's default: every substep).
     #[arg(long)]
     pub skin_contact: Option<u32>,
+    /// Hands and fingers thinner than the cloth's triangles meet them between their particles
+    /// too: true or false (the scene's default: false).
+    #[arg(long)]
+    pub face_contact: Option<bool>,
     /// Cloth model: mass_spring, xpbd, or both (alternating, side by side).
     #[arg(long, default_value = "mass_spring")]
     pub model: String,
@@ -328,6 +332,9 @@ fn scene_one(args: &SceneArgs, model: ClothModelKind) -> Result<(), CliError> {
         config.sim.skin_contact = crate::limits::SKIN_CONTACT
             .check_u32("--skin-contact", k)
             .map_err(CliError::new)?;
+    }
+    if let Some(f) = args.face_contact {
+        config.sim.face_contact = f;
     }
     if let Some(p) = &args.limit_passes {
         let (lo, hi) = parse_passes(p)?;

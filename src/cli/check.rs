@@ -57,6 +57,10 @@ pub struct Args {
     /// default: the scene's, 16, every substep).
     #[arg(long)]
     pub skin_contact: Option<u32>,
+    /// Colliders thinner than the cloth's triangles (hands, fingers) meet the triangles between
+    /// their particles too: true or false [default: the scene's, false].
+    #[arg(long)]
+    pub face_contact: Option<bool>,
     /// Also write the whole report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -347,6 +351,9 @@ fn setup(args: &Args) -> Result<(Rig, SceneConfig, String, Vec<String>), CliErro
         config.sim.skin_contact = crate::limits::SKIN_CONTACT
             .check_u32("--skin-contact", k)
             .map_err(CliError::new)?;
+    }
+    if let Some(f) = args.face_contact {
+        config.sim.face_contact = f;
     }
     if let Some(h) = &args.hakama {
         let style: HakamaStyle = h

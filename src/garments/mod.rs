@@ -210,8 +210,10 @@ pub enum HakamaStyle {
     /// mid-thigh and open below (`"sewn"`): each thigh stays inside its own side, and a kicking
     /// leg cannot leave its half through the front. The scene then runs the strain limit
     /// harder ([`crate::scene::Scene::new`]: the sewn ring whips both hems at once). Not yet
-    /// the default: on the XPBD model the coarse hakama tangles in the kata (docs/CHECK.md,
-    /// "The half-skirts sewn at the front and back, session 26").
+    /// the default: on the XPBD model the coarse hakama tangles in the kata, where a hand goes
+    /// through the sewn front between its particles, unless `SimParams::face_contact` is on,
+    /// which costs the open and the sewn cut clips elsewhere (docs/CHECK.md, "The half-skirts
+    /// sewn at the front and back" and "Hands that cannot pass between the cloth's particles").
     Sewn,
     /// The half-skirts fitted to the hips under hanging hands (`"fitted"`): where the arms hang
     /// by the hips, the cloth they lie against hugs the body to below the fingertips before it
