@@ -173,6 +173,18 @@ pub fn reproject(
     });
 }
 
+/// The contact margin the collision passes record contacts within, m: the scene's, or the wet
+/// bridges' reach h_max where the cloth is wet.
+pub(crate) fn contact_margin(params: &SimParams, ws: &ClothWorkspace) -> f32 {
+    let margin = params.contact_margin.max(0.0);
+    if ws.wet.active {
+        // Wet cloth needs the gaps out to h_max for its bridges.
+        margin.max(params.wet.contact_margin())
+    } else {
+        margin
+    }
+}
+
 /// [`collide`] (`only_moved` false) or [`reproject`] (true).
 fn collide_pass(
     model: &ClothModel,
@@ -183,11 +195,7 @@ fn collide_pass(
     only_moved: bool,
 ) {
     let cs = model.chunk_size;
-    let mut margin = params.contact_margin.max(0.0);
-    if ws.wet.active {
-        // Wet cloth needs the gaps out to h_max for its bridges.
-        margin = margin.max(params.wet.contact_margin());
-    }
+    let margin = contact_margin(params, ws);
     let inv_dt = 1.0 / dt;
     let (shapes_end, shapes_start, bounds) = (&ws.shapes_end, &ws.shapes_start, &ws.bounds);
     let prepared = &ws.prepared_end;
@@ -655,11 +663,7 @@ fn particles_brute_force(
     only_moved: bool,
 ) {
     let cs = model.chunk_size;
-    let mut margin = params.contact_margin.max(0.0);
-    if ws.wet.active {
-        // Wet cloth needs the gaps out to h_max for its bridges.
-        margin = margin.max(params.wet.contact_margin());
-    }
+    let margin = contact_margin(params, ws);
     let inv_dt = 1.0 / dt;
     let (shapes_end, shapes_start, bounds) = (&ws.shapes_end, &ws.shapes_start, &ws.bounds);
     let prepared = &ws.prepared_end;

@@ -264,7 +264,7 @@ pub(crate) fn collide_faces(
     params: &SimParams,
     find: bool,
 ) -> bool {
-    let margin = params.contact_margin.max(0.0);
+    let margin = crate::cloth::stages::collide::contact_margin(params, ws);
     if !params.face_contact {
         ws.face_pairs.clear();
         return false;
